@@ -1,0 +1,115 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufabric.roce contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters exposing the pure-Python Kubernetes renderer of gpufabric.roce.
+
+gpufabric.roce.sriov_manifests(hostvars, hosts, defaults)
+    Validate the whole inventory and render every node's SriovNetworkNodePolicy, the
+    SriovNetworks and the per-node expected allocatable resources in ONE pass. Raises
+    AnsibleFilterError listing every problem (host, field, value and fix) when any host fails.
+gpufabric.roce.sriov_validate(hostvars, hosts, defaults)
+    Same checks, returns the list of error messages instead of raising (empty when valid).
+gpufabric.roce.nic_cluster_policy(config)
+gpufabric.roce.network_operator_helm_values(config)
+gpufabric.roce.network_operator_chart_reference(config)
+    Render the NicClusterPolicy / Helm values / chart coordinates from the role variables.
+gpufabric.roce.k8s_yaml_documents(objects)
+    Dump a list of objects as one multi-document YAML stream (fast C dumper when available).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import yaml
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_render import (
+    SRIOV_PER_HOST_KEYS,
+    RenderValidationError,
+    _plain,
+    render_chart_reference,
+    render_helm_values,
+    render_nic_cluster_policy,
+    render_sriov,
+)
+
+try:
+    _Dumper = yaml.CSafeDumper
+except AttributeError:  # pragma: no cover - libyaml missing
+    _Dumper = yaml.SafeDumper
+
+
+def _host_inputs(hostvars, hosts):
+    """Pull only the variables the renderer reads out of Ansible's hostvars, as plain data."""
+    out = {}
+    for host in hosts:
+        try:
+            hv = hostvars[host]
+        except KeyError:
+            continue
+        picked = {}
+        for key in SRIOV_PER_HOST_KEYS:
+            try:
+                value = hv[key]
+            except KeyError:
+                continue
+            except Exception as exc:  # undefined variables inside a templated value
+                raise AnsibleFilterError("%s: %s could not be templated: %s" % (host, key, exc)) from exc
+            picked[key] = _plain(value)
+        out[host] = picked
+    return out
+
+
+def _hosts(hosts):
+    if hosts is None:
+        return []
+    if isinstance(hosts, str):
+        return [hosts]
+    return [str(h) for h in hosts]
+
+
+def sriov_manifests(hostvars, hosts, defaults=None):
+    hosts = _hosts(hosts)
+    try:
+        return render_sriov(hosts, _host_inputs(hostvars, hosts), _plain(defaults or {}))
+    except RenderValidationError as exc:
+        raise AnsibleFilterError(str(exc)) from exc
+
+
+def sriov_validate(hostvars, hosts, defaults=None):
+    hosts = _hosts(hosts)
+    try:
+        render_sriov(hosts, _host_inputs(hostvars, hosts), _plain(defaults or {}))
+    except RenderValidationError as exc:
+        return [e["message"] for e in exc.errors]
+    return []
+
+
+def _wrap(func):
+    def run(config=None):
+        try:
+            return func(_plain(config or {}))
+        except RenderValidationError as exc:
+            raise AnsibleFilterError(str(exc)) from exc
+
+    run.__name__ = func.__name__
+    return run
+
+
+def k8s_yaml_documents(objects):
+    if isinstance(objects, dict):
+        objects = [objects]
+    return yaml.dump_all([_plain(o) for o in objects or []], Dumper=_Dumper, explicit_start=True, default_flow_style=False, sort_keys=False, width=4096)
+
+
+class FilterModule:
+    def filters(self):
+        return {
+            "sriov_manifests": sriov_manifests,
+            "sriov_validate": sriov_validate,
+            "nic_cluster_policy": _wrap(render_nic_cluster_policy),
+            "network_operator_helm_values": _wrap(render_helm_values),
+            "network_operator_chart_reference": _wrap(render_chart_reference),
+            "k8s_yaml_documents": k8s_yaml_documents,
+        }
