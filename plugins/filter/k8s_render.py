@@ -15,11 +15,11 @@ gpufabric.roce.network_operator_chart_reference(config)
     Render the NicClusterPolicy / Helm values / chart coordinates from the role variables.
 gpufabric.roce.k8s_yaml_documents(objects)
     Dump a list of objects as one multi-document YAML stream (fast C dumper when available).
+gpufabric.roce.ncp_unready_components(policy), deployments_unavailable(deployments),
+gpufabric.roce.sriov_node_states_pending(states, node_names), allocatable_mismatches(nodes, expected)
+    Status helpers for the wait phases: each returns a list of human-readable problems
+    (empty when everything is ready).
 """
-
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
 
 import yaml
 
@@ -28,10 +28,14 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_render import 
     SRIOV_PER_HOST_KEYS,
     RenderValidationError,
     _plain,
+    allocatable_mismatches,
+    deployments_unavailable,
+    ncp_unready_components,
     render_chart_reference,
     render_helm_values,
     render_nic_cluster_policy,
     render_sriov,
+    sriov_node_states_pending,
 )
 
 try:
@@ -112,4 +116,8 @@ class FilterModule:
             "network_operator_helm_values": _wrap(render_helm_values),
             "network_operator_chart_reference": _wrap(render_chart_reference),
             "k8s_yaml_documents": k8s_yaml_documents,
+            "ncp_unready_components": lambda policy: ncp_unready_components(_plain(policy)),
+            "deployments_unavailable": lambda items: deployments_unavailable(_plain(items)),
+            "sriov_node_states_pending": lambda items, names: sriov_node_states_pending(_plain(items), _plain(names)),
+            "allocatable_mismatches": lambda items, expected: allocatable_mismatches(_plain(items), _plain(expected)),
         }

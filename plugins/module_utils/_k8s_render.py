@@ -21,10 +21,6 @@ Every error is a dict ``{host, field, value, problem, fix, message}``; ``message
 ``<host>: <field>=<value>: <problem>. Fix: <fix>``.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
-
 import copy
 import ipaddress
 import json
@@ -278,7 +274,7 @@ def _lookup(hvars, defaults, builtin, key):
     return value
 
 
-def _as_int(errs, host, field, value, lo=None, hi=None, what="", fix=None):
+def _as_int(errs, host, field, value, *, lo=None, hi=None, what="", fix=None):
     """Integer check that rejects booleans and accepts digit strings (templated values)."""
     if isinstance(value, bool) or value is None:
         ok = False
@@ -294,7 +290,8 @@ def _as_int(errs, host, field, value, lo=None, hi=None, what="", fix=None):
         return None
     value = int(value)
     if (lo is not None and value < lo) or (hi is not None and value > hi):
-        errs.add(host, field, value, "must be between %s and %s%s" % (lo, hi, " " + what if what else ""), fix or "set %s to a value in %s..%s" % (field, lo, hi))
+        bounds = "between %s and %s" % (lo, hi) if hi is not None else "at least %s" % lo
+        errs.add(host, field, value, "must be %s%s" % (bounds, " " + what if what else ""), fix or "set %s to a value %s" % (field, bounds))
         return None
     return value
 
@@ -346,8 +343,12 @@ def _check_policy(errs, host, fields, pol):
             num_vfs = None
     ok = ok and num_vfs is not None
 
-    mtu = _as_int(errs, host, fields["mtu"], pol["mtu"], 1, 9978, "(bytes)", "set %s to the VF MTU, e.g. 9000 (must not exceed the PF MTU)" % fields["mtu"])
-    priority = _as_int(errs, host, fields["priority"], pol["priority"], 0, 99, "(0 is the highest priority)", "set %s to 0..99" % fields["priority"])
+    mtu = _as_int(
+        errs, host, fields["mtu"], pol["mtu"], lo=1, hi=9978, what="(bytes)", fix="set %s to the VF MTU, e.g. 9000 (must not exceed the PF MTU)" % fields["mtu"]
+    )
+    priority = _as_int(
+        errs, host, fields["priority"], pol["priority"], lo=0, hi=99, what="(0 is the highest priority)", fix="set %s to 0..99" % fields["priority"]
+    )
 
     link_type = pol["link_type"]
     if link_type not in LINK_TYPES:
@@ -355,7 +356,13 @@ def _check_policy(errs, host, fields, pol):
         ok = False
     device_type = pol["device_type"]
     if device_type not in DEVICE_TYPES:
-        errs.add(host, fields["device_type"], device_type, "deviceType must be 'netdevice' or 'vfio-pci'", "set %s to 'netdevice' for RDMA VFs" % fields["device_type"])
+        errs.add(
+            host,
+            fields["device_type"],
+            device_type,
+            "deviceType must be 'netdevice' or 'vfio-pci'",
+            "set %s to 'netdevice' for RDMA VFs" % fields["device_type"],
+        )
         ok = False
     is_rdma = _as_bool(errs, host, fields["is_rdma"], pol["is_rdma"])
     if device_type == "vfio-pci" and is_rdma:
@@ -427,7 +434,13 @@ def _check_policy(errs, host, fields, pol):
                 ok = False
                 continue
             if not NETDEV_RE.match(pf):
-                errs.add(host, fields["pf_names"], entry, "'%s' is not a valid netdev name (max 15 chars, no '/', ':' or spaces)" % pf, "use the PF's interface name, e.g. enp157s0np0")
+                errs.add(
+                    host,
+                    fields["pf_names"],
+                    entry,
+                    "'%s' is not a valid netdev name (max 15 chars, no '/', ':' or spaces)" % pf,
+                    "use the PF's interface name, e.g. enp157s0np0",
+                )
                 ok = False
                 continue
             if first is not None:
@@ -492,8 +505,10 @@ def _check_network_settings(errs, host, hv):
     """Validate the per-host SriovNetwork settings; returns dict or None."""
     ok = True
     out = {}
-    out["vlan"] = _as_int(errs, host, "roce_vlan_id", hv["roce_vlan_id"], 0, 4094, "(0 = untagged)", "set roce_vlan_id to 0..4094")
-    out["vlan_qos"] = _as_int(errs, host, "sriov_networks_vlan_qos", hv["sriov_networks_vlan_qos"], 0, 7, "(802.1p priority)", "set sriov_networks_vlan_qos to 0..7")
+    out["vlan"] = _as_int(errs, host, "roce_vlan_id", hv["roce_vlan_id"], lo=0, hi=4094, what="(0 = untagged)", fix="set roce_vlan_id to 0..4094")
+    out["vlan_qos"] = _as_int(
+        errs, host, "sriov_networks_vlan_qos", hv["sriov_networks_vlan_qos"], lo=0, hi=7, what="(802.1p priority)", fix="set sriov_networks_vlan_qos to 0..7"
+    )
     for key, field in (("trust", "sriov_networks_trust"), ("spoof_chk", "sriov_networks_spoof_chk")):
         value = hv[field]
         if value not in ON_OFF or not isinstance(value, str):
@@ -503,7 +518,13 @@ def _check_network_settings(errs, host, hv):
         out[key] = value
     link_state = hv["sriov_networks_link_state"]
     if link_state not in LINK_STATES:
-        errs.add(host, "sriov_networks_link_state", link_state, "linkState must be auto, enable or disable", "set sriov_networks_link_state to 'enable' (or 'auto'/'disable')")
+        errs.add(
+            host,
+            "sriov_networks_link_state",
+            link_state,
+            "linkState must be auto, enable or disable",
+            "set sriov_networks_link_state to 'enable' (or 'auto'/'disable')",
+        )
         ok = False
     out["link_state"] = link_state
     rates = {}
@@ -513,7 +534,9 @@ def _check_network_settings(errs, host, hv):
         if _is_unset(value):
             rates[key] = None
         else:
-            rates[key] = _as_int(errs, host, field, value, 0, None, "(Mbps)", "set %s to a non-negative whole number of Mbps, or leave it unset" % field)
+            rates[key] = _as_int(
+                errs, host, field, value, lo=0, hi=None, what="(Mbps)", fix="set %s to a non-negative whole number of Mbps, or leave it unset" % field
+            )
             ok = ok and rates[key] is not None
     if rates["min_tx_rate"] is not None and rates["max_tx_rate"] is not None and rates["max_tx_rate"] > 0 and rates["min_tx_rate"] > rates["max_tx_rate"]:
         errs.add(
@@ -545,7 +568,13 @@ def _check_network_settings(errs, host, hv):
                     route["gw"] = str(ipaddress.ip_address(str(r["gw"])))
                 clean.append(route)
             except ValueError:
-                errs.add(host, "sriov_networks_ipam_routes", r, "not a valid route", "write {dst: <network/prefix>} with an optional gw address, e.g. {dst: 0.0.0.0/0}")
+                errs.add(
+                    host,
+                    "sriov_networks_ipam_routes",
+                    r,
+                    "not a valid route",
+                    "write {dst: <network/prefix>} with an optional gw address, e.g. {dst: 0.0.0.0/0}",
+                )
                 ok = False
         routes = clean
     out["ipam_routes"] = routes
@@ -614,7 +643,9 @@ def render_sriov(hosts, host_vars, defaults=None):
 
     namespace = cluster("sriov_networks_namespace")
     if not isinstance(namespace, str) or not DNS_LABEL_RE.match(namespace):
-        errs.add("(cluster)", "sriov_networks_namespace", namespace, "not a valid namespace name", "use the network-operator namespace, e.g. nvidia-network-operator")
+        errs.add(
+            "(cluster)", "sriov_networks_namespace", namespace, "not a valid namespace name", "use the network-operator namespace, e.g. nvidia-network-operator"
+        )
     prefix = cluster("sriov_networks_resource_prefix")
     if not isinstance(prefix, str) or not DNS_SUBDOMAIN_RE.match(prefix):
         errs.add("(cluster)", "sriov_networks_resource_prefix", prefix, "not a valid resource prefix", "use the chart's resourcePrefix, e.g. nvidia.com")
@@ -632,7 +663,13 @@ def render_sriov(hosts, host_vars, defaults=None):
         pool = cluster("sriov_networks_nv_ipam_pool")
         pool_type = cluster("sriov_networks_nv_ipam_pool_type")
         if not isinstance(pool, str) or not DNS_SUBDOMAIN_RE.match(pool):
-            errs.add("(cluster)", "sriov_networks_nv_ipam_pool", pool, "nv-ipam needs the name of an existing IPPool", "set sriov_networks_nv_ipam_pool to the IPPool name, e.g. roce-pool")
+            errs.add(
+                "(cluster)",
+                "sriov_networks_nv_ipam_pool",
+                pool,
+                "nv-ipam needs the name of an existing IPPool",
+                "set sriov_networks_nv_ipam_pool to the IPPool name, e.g. roce-pool",
+            )
         if pool_type not in ("ippool", "cidrpool"):
             errs.add("(cluster)", "sriov_networks_nv_ipam_pool_type", pool_type, "unknown nv-ipam pool type", "set it to 'ippool' or 'cidrpool'")
         cluster_ipam = {"type": "nv-ipam", "poolName": pool, "poolType": pool_type}
@@ -658,7 +695,9 @@ def render_sriov(hosts, host_vars, defaults=None):
             hv[key] = _plain(_lookup(hv_raw, defaults, B, key))
         node_name = hv["roce_node_name"] or host
         if not isinstance(node_name, str) or not DNS_SUBDOMAIN_RE.match(node_name) or len(node_name) > 253:
-            errs.add(host, "roce_node_name", node_name, "not a valid Kubernetes node name", "set roce_node_name to the node's name as shown by kubectl get nodes")
+            errs.add(
+                host, "roce_node_name", node_name, "not a valid Kubernetes node name", "set roce_node_name to the node's name as shown by kubectl get nodes"
+            )
             continue
         if node_name in node_owner:
             errs.add(
@@ -725,7 +764,13 @@ def render_sriov(hosts, host_vars, defaults=None):
                 errs.add(host, f + ".name", extra.get("name"), "each extra policy needs a name suffix", "set name to a DNS label such as dpdk")
                 continue
             if _is_unset(extra.get("resource_name")):
-                errs.add(host, f + ".resource_name", None, "each extra policy needs its own resourceName", "set resource_name, e.g. %s_%s" % (_ident(extra["name"]), _ident(node_name)))
+                errs.add(
+                    host,
+                    f + ".resource_name",
+                    None,
+                    "each extra policy needs its own resourceName",
+                    "set resource_name, e.g. %s_%s" % (_ident(extra["name"]), _ident(node_name)),
+                )
                 continue
             p = dict(base)
             p.update({k: v for k, v in extra.items() if v is not None and k != "name"})
@@ -798,7 +843,8 @@ def render_sriov(hosts, host_vars, defaults=None):
                         f0,
                         net_settings[k0],
                         "nodes sharing resourceName %s share one SriovNetwork, but this differs from host %s" % (resource_name, prev_host),
-                        "set %s the same on every node with resourceName %s (e.g. in group_vars)" % (", ".join(_NETWORK_KEYS[i][1] for i in diff), resource_name),
+                        "set %s the same on every node with resourceName %s (e.g. in group_vars)"
+                        % (", ".join(_NETWORK_KEYS[i][1] for i in diff), resource_name),
                     )
                 continue
             shared[resource_name] = (key, host)
@@ -832,7 +878,8 @@ def render_sriov(hosts, host_vars, defaults=None):
                     e[3],
                     e[4],
                     e[5],
-                    "VF range %d-%d of policy %s overlaps VFs %d-%d of policy %s on the same PF %s" % (e[0], e[1], e[2], hi_owner[0], hi_owner[1], hi_owner[2], pf),
+                    "VF range %d-%d of policy %s overlaps VFs %d-%d of policy %s on the same PF %s"
+                    % (e[0], e[1], e[2], hi_owner[0], hi_owner[1], hi_owner[2], pf),
                     "split the VFs with disjoint '%s#first-last' ranges (or target different nodes)" % pf,
                 )
             if e[1] > hi_owner[1]:
@@ -860,7 +907,13 @@ def _whereabouts_ipam(errs, cluster):
         net = ipaddress.ip_network(str(rng), strict=True)
         cfg["range"] = str(net)
     except ValueError:
-        errs.add("(cluster)", "sriov_networks_whereabouts_range", rng, "whereabouts needs one cluster-wide CIDR range", "set sriov_networks_whereabouts_range, e.g. 10.255.0.0/16")
+        errs.add(
+            "(cluster)",
+            "sriov_networks_whereabouts_range",
+            rng,
+            "whereabouts needs one cluster-wide CIDR range",
+            "set sriov_networks_whereabouts_range, e.g. 10.255.0.0/16",
+        )
     exclude = cluster("sriov_networks_whereabouts_exclude") or []
     clean = []
     for ex in exclude if isinstance(exclude, list) else [exclude]:
@@ -875,7 +928,13 @@ def _whereabouts_ipam(errs, cluster):
         try:
             addr = ipaddress.ip_address(str(gw))
             if net is not None and addr not in net:
-                errs.add("(cluster)", "sriov_networks_whereabouts_gateway", gw, "gateway is outside the whereabouts range %s" % net, "pick a gateway inside the range or leave it empty")
+                errs.add(
+                    "(cluster)",
+                    "sriov_networks_whereabouts_gateway",
+                    gw,
+                    "gateway is outside the whereabouts range %s" % net,
+                    "pick a gateway inside the range or leave it empty",
+                )
             cfg["gateway"] = str(addr)
         except ValueError:
             errs.add("(cluster)", "sriov_networks_whereabouts_gateway", gw, "not an IP address", "set an address or leave it empty")
@@ -960,10 +1019,22 @@ def _check_airgap(errs, airgap, field="network_operator_airgap"):
         )
     secrets = airgap.get("image_pull_secrets") or []
     if not isinstance(secrets, list) or not all(isinstance(s, str) and DNS_SUBDOMAIN_RE.match(s) for s in secrets):
-        errs.add("(cluster)", field + ".image_pull_secrets", secrets, "must be a list of Secret names", "e.g. [ngc-pull-secret]; create the Secrets in the operator namespace first")
+        errs.add(
+            "(cluster)",
+            field + ".image_pull_secrets",
+            secrets,
+            "must be a list of Secret names",
+            "e.g. [ngc-pull-secret]; create the Secrets in the operator namespace first",
+        )
     preserve = airgap.get("preserve_path", True)
     if not isinstance(preserve, bool):
-        errs.add("(cluster)", field + ".preserve_path", preserve, "must be a boolean", "true keeps nvidia/mellanox/... under the registry, false flattens to <registry>/<image>")
+        errs.add(
+            "(cluster)",
+            field + ".preserve_path",
+            preserve,
+            "must be a boolean",
+            "true keeps nvidia/mellanox/... under the registry, false flattens to <registry>/<image>",
+        )
     return {"registry": registry, "preserve_path": preserve is not False, "image_pull_secrets": list(secrets) if isinstance(secrets, list) else []}
 
 
@@ -982,7 +1053,13 @@ def render_helm_values(cfg=None):
         errs.add("(cluster)", "network_operator_resource_prefix", prefix, "not a valid resource prefix", "use e.g. nvidia.com")
     overrides = cfg["network_operator_helm_values_overrides"] or {}
     if not isinstance(overrides, dict):
-        errs.add("(cluster)", "network_operator_helm_values_overrides", overrides, "must be a mapping of Helm values", "write it as YAML values, e.g. {operator: {nodeSelector: {...}}}")
+        errs.add(
+            "(cluster)",
+            "network_operator_helm_values_overrides",
+            overrides,
+            "must be a mapping of Helm values",
+            "write it as YAML values, e.g. {operator: {nodeSelector: {...}}}",
+        )
         overrides = {}
     airgap = _check_airgap(errs, cfg["network_operator_airgap"])
     version = str(cfg["network_operator_chart_version"])
@@ -1050,7 +1127,9 @@ def render_nic_cluster_policy(cfg=None):
         flags[key] = _as_bool(errs, "(cluster)", key, cfg[key])
     images = cfg["network_operator_images"] or {}
     if not isinstance(images, dict):
-        errs.add("(cluster)", "network_operator_images", images, "must be a mapping of component to {repository, image, version}", "e.g. {multus: {version: v4.1.0}}")
+        errs.add(
+            "(cluster)", "network_operator_images", images, "must be a mapping of component to {repository, image, version}", "e.g. {multus: {version: v4.1.0}}"
+        )
         images = {}
     unknown = sorted(set(images) - set(NCP_DEFAULT_IMAGES))
     if unknown:
@@ -1064,11 +1143,23 @@ def render_nic_cluster_policy(cfg=None):
             override = {}
         img.update({k: str(v) for k, v in override.items() if v is not None})
         if not IMAGE_NAME_RE.match(img.get("image", "")):
-            errs.add("(cluster)", "network_operator_images.%s.image" % comp, img.get("image"), "image name must match [a-zA-Z0-9-]+", "give the image name without registry or tag")
+            errs.add(
+                "(cluster)",
+                "network_operator_images.%s.image" % comp,
+                img.get("image"),
+                "image name must match [a-zA-Z0-9-]+",
+                "give the image name without registry or tag",
+            )
         if not REPOSITORY_RE.match(img.get("repository", "")):
             errs.add("(cluster)", "network_operator_images.%s.repository" % comp, img.get("repository"), "not a repository", "e.g. nvcr.io/nvidia/mellanox")
         if not img.get("version"):
-            errs.add("(cluster)", "network_operator_images.%s.version" % comp, img.get("version"), "version (image tag) is empty", "set the tag, e.g. network-operator-v26.4.1")
+            errs.add(
+                "(cluster)",
+                "network_operator_images.%s.version" % comp,
+                img.get("version"),
+                "version (image tag) is empty",
+                "set the tag, e.g. network-operator-v26.4.1",
+            )
         resolved[comp] = img
     rdma_cfg = cfg["network_operator_rdma_shared_device_plugin_config"]
     if flags.get("network_operator_rdma_shared_device_plugin"):
@@ -1076,7 +1167,13 @@ def render_nic_cluster_policy(cfg=None):
             try:
                 json.loads(rdma_cfg)
             except ValueError:
-                errs.add("(cluster)", "network_operator_rdma_shared_device_plugin_config", rdma_cfg, "not valid JSON", "give a mapping (it is serialised for you) or a JSON string")
+                errs.add(
+                    "(cluster)",
+                    "network_operator_rdma_shared_device_plugin_config",
+                    rdma_cfg,
+                    "not valid JSON",
+                    "give a mapping (it is serialised for you) or a JSON string",
+                )
         elif not isinstance(rdma_cfg, dict) or "configList" not in rdma_cfg:
             errs.add(
                 "(cluster)",
@@ -1128,3 +1225,65 @@ def ncp_component_names(policy):
     names = [k for k in spec if k != "secondaryNetwork"]
     names += ["secondaryNetwork.%s" % k for k in spec.get("secondaryNetwork", {})]
     return sorted(names)
+
+
+# ------------------------------------------------------------------------- cluster status checks
+
+
+def ncp_unready_components(policy):
+    """Describe why a NicClusterPolicy (as returned by k8s_info) is not ready yet."""
+    if not policy:
+        return ["NicClusterPolicy %s not found" % NCP_NAME]
+    status = policy.get("status") or {}
+    out = []
+    for st in status.get("appliedStates") or []:
+        if st.get("state") not in ("ready", "ignore"):
+            msg = st.get("message") or ""
+            out.append("%s: %s%s" % (st.get("name", "?"), st.get("state", "unknown"), (" (%s)" % msg) if msg else ""))
+    if status.get("state") != "ready" and not out:
+        out.append("state=%s%s" % (status.get("state", "unset"), (" reason: %s" % status["reason"]) if status.get("reason") else ""))
+    return out
+
+
+def deployments_unavailable(deployments):
+    """Names (with available/desired counts) of Deployments that are not fully available."""
+    out = []
+    for d in deployments or []:
+        want = (d.get("spec") or {}).get("replicas", 1)
+        have = (d.get("status") or {}).get("availableReplicas", 0) or 0
+        if have < want:
+            out.append("%s: %d/%d available" % ((d.get("metadata") or {}).get("name", "?"), have, want))
+    return out
+
+
+def sriov_node_states_pending(states, node_names):
+    """For each expected node, why its SriovNetworkNodeState has not Succeeded (with lastSyncError)."""
+    by_name = {(s.get("metadata") or {}).get("name"): s for s in states or []}
+    out = []
+    for node in node_names:
+        st = by_name.get(node)
+        if st is None:
+            out.append("%s: no SriovNetworkNodeState yet (is the sriov-network-config-daemon running on it?)" % node)
+            continue
+        status = st.get("status") or {}
+        if status.get("syncStatus") != "Succeeded":
+            err = status.get("lastSyncError") or ""
+            out.append("%s: syncStatus=%s%s" % (node, status.get("syncStatus") or "unset", (" lastSyncError: %s" % err) if err else ""))
+    return out
+
+
+def allocatable_mismatches(nodes, expected):
+    """Compare node ``status.allocatable`` with the renderer's per-node ``resources`` summary."""
+    by_name = {(n.get("metadata") or {}).get("name"): n for n in nodes or []}
+    out = []
+    for item in expected or []:
+        node = by_name.get(item["node_name"])
+        alloc = ((node or {}).get("status") or {}).get("allocatable") or {}
+        for resource, want in sorted(item["resources"].items()):
+            have = alloc.get(resource)
+            if node is None:
+                out.append("%s: node not found" % item["node_name"])
+                break
+            if str(have) != str(want):
+                out.append("%s: allocatable %s is %s, expected %d" % (item["node_name"], resource, "missing" if have is None else have, want))
+    return out
