@@ -1,0 +1,722 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Pure logic of the ``perftest`` module: input validation, GID auto-selection from sysfs,
+the command line, the parser of perftest's text output, error classification and thresholds.
+
+Nothing here runs a process; ``run()`` takes the runner as an argument so that unit tests can
+feed it captured outputs.  Private to this collection.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type  # noqa: UP001
+
+import json
+import os
+import re
+
+TESTS = ('ib_write_bw', 'ib_read_bw', 'ib_send_bw', 'ib_write_lat', 'ib_read_lat', 'ib_send_lat')
+BW_TESTS = ('ib_write_bw', 'ib_read_bw', 'ib_send_bw')
+LAT_TESTS = ('ib_write_lat', 'ib_read_lat', 'ib_send_lat')
+
+# perftest's own limits (src/perftest_parameters.h: MAX_SIZE, MIN_ITER, MAX_QP_NUM)
+MAX_SIZE = 8388608
+MIN_ITERS = 5
+MAX_QPS = 16384
+# seconds the timeout must leave on top of the duration: connection set-up and the report
+DURATION_MARGIN = 5
+TIMEOUT_RC = 124
+
+MIB = 1048576.0
+IPV4_MAPPED_PREFIX = '0000:0000:0000:0000:0000:ffff:'
+ZERO_GID = '0000:0000:0000:0000:0000:0000:0000:0000'
+
+
+class PerftestError(Exception):
+    """A failure whose message names host, what went wrong and the fix.
+
+    ``field``/``value`` are set for bad input, ``perftest_message`` for failures quoted from perftest.
+    """
+
+    def __init__(self, msg, field=None, value=None, perftest_message=None, hint=None):
+        self.field = field
+        self.value = value
+        self.perftest_message = perftest_message
+        self.hint = hint
+        super(PerftestError, self).__init__(msg)
+
+
+def format_input_error(host, field, value, problem, fix):
+    """``<host>: <field>=<value as JSON>: <problem>. Fix: <fix>`` (the collection's error format)."""
+    try:
+        shown = json.dumps(value, sort_keys=True)
+    except (TypeError, ValueError):
+        shown = repr(value)
+    return '%s: %s=%s: %s. Fix: %s' % (host, field, shown, problem, fix)
+
+
+def input_error(host, field, value, problem, fix):
+    return PerftestError(format_input_error(host, field, value, problem, fix), field=field, value=value)
+
+
+# ---------------------------------------------------------------------------------------------
+# input validation
+# ---------------------------------------------------------------------------------------------
+
+def parse_gid_index(host, value):
+    """``None``, ``'auto'`` or a non-negative int (given as int or digit string)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise input_error(host, 'gid_index', value, 'must be a GID table index (0, 1, ...) or "auto"',
+                          'set gid_index: auto (with netdev) or the index of a RoCE v2 GID from rdma_facts')
+    if isinstance(value, int):
+        index = value
+    else:
+        text = str(value).strip()
+        if text.lower() == 'auto':
+            return 'auto'
+        if not re.match(r'^[0-9]+$', text):
+            raise input_error(host, 'gid_index', value, 'must be a GID table index (0, 1, ...) or "auto"',
+                              'set gid_index: auto (with netdev) or the index of a RoCE v2 GID from rdma_facts')
+        index = int(text)
+    if index < 0:
+        raise input_error(host, 'gid_index', value, 'a GID index cannot be negative',
+                          'set gid_index: auto (with netdev) or the index of a RoCE v2 GID from rdma_facts')
+    return index
+
+
+def validate(host, params):
+    """Checks the values Ansible's argument_spec cannot; raises PerftestError before anything runs.
+
+    Returns the normalized gid_index (None, 'auto' or int).
+    """
+    gid_index = parse_gid_index(host, params.get('gid_index'))
+    test = params['test']
+
+    if gid_index == 'auto' and not params.get('netdev'):
+        raise input_error(host, 'netdev', params.get('netdev'),
+                          'gid_index=auto picks the RoCE v2 GID of an interface and needs its name',
+                          'set netdev to the interface that carries the RDMA traffic, e.g. the VLAN gateway <pf>.<vlan>')
+    if params.get('netdev') is not None and not _valid_ifname(params['netdev']):
+        raise input_error(host, 'netdev', params['netdev'], 'is not a valid interface name',
+                          'use the kernel name of the interface, at most 15 characters, no "/" or spaces')
+    if params.get('device') is not None and (not params['device'] or '/' in params['device']):
+        raise input_error(host, 'device', params['device'], 'is not a valid RDMA device name',
+                          'use a name from "rdma link show" / ansible_facts.rdma.devices, e.g. mlx5_0 or rxe0')
+    if params['role'] == 'client' and not (params.get('server') or '').strip():
+        raise input_error(host, 'server', params.get('server'), 'the client needs the address of the server',
+                          "set server to the server node's address on the RDMA network")
+
+    for field, low, high, fix in (
+            ('ib_port', 1, 255, 'use the port number of the RDMA device, usually 1'),
+            ('size', 1, MAX_SIZE, 'use a message size between 1 and %d bytes' % MAX_SIZE),
+            ('qps', 1, MAX_QPS, 'use between 1 and %d queue pairs' % MAX_QPS),
+            ('tcp_port', 1, 65535, 'use a free TCP port between 1 and 65535 (perftest default 18515)'),
+            ('duration', 1, 86400, 'use a duration in seconds, e.g. 5'),
+            ('iterations', MIN_ITERS, 100000000, 'use at least %d iterations (perftest refuses fewer)' % MIN_ITERS),
+            ('timeout', 1, 86400, 'use a timeout in seconds, e.g. 60')):
+        value = params.get(field)
+        if value is not None and not low <= value <= high:
+            raise input_error(host, field, value, 'must be between %d and %d' % (low, high), fix)
+
+    duration = params.get('duration')
+    if duration is not None and params['timeout'] < duration + DURATION_MARGIN:
+        raise input_error(host, 'timeout', params['timeout'],
+                          'is shorter than duration=%d plus %d s for connecting and reporting' % (duration, DURATION_MARGIN),
+                          'set timeout to at least %d' % (duration + DURATION_MARGIN))
+
+    if params.get('min_bw_gbps') is not None:
+        if test not in BW_TESTS:
+            raise input_error(host, 'min_bw_gbps', params['min_bw_gbps'], '%s measures latency, not bandwidth' % test,
+                              'use max_lat_us for latency tests, or run one of %s' % ', '.join(BW_TESTS))
+        if params['min_bw_gbps'] <= 0:
+            raise input_error(host, 'min_bw_gbps', params['min_bw_gbps'], 'must be greater than 0',
+                              'set a bandwidth in Gb/s, e.g. 80')
+    if params.get('min_bw_pct_of_link') is not None:
+        if test not in BW_TESTS:
+            raise input_error(host, 'min_bw_pct_of_link', params['min_bw_pct_of_link'],
+                              '%s measures latency, not bandwidth' % test,
+                              'use max_lat_us for latency tests, or run one of %s' % ', '.join(BW_TESTS))
+        if not 0 < params['min_bw_pct_of_link'] <= 100:
+            raise input_error(host, 'min_bw_pct_of_link', params['min_bw_pct_of_link'], 'must be above 0 and at most 100',
+                              'set a percentage of the link speed, e.g. 80')
+    if params.get('max_lat_us') is not None:
+        if test not in LAT_TESTS:
+            raise input_error(host, 'max_lat_us', params['max_lat_us'], '%s measures bandwidth, not latency' % test,
+                              'use min_bw_gbps or min_bw_pct_of_link for bandwidth tests, or run one of %s' % ', '.join(LAT_TESTS))
+        if params['max_lat_us'] <= 0:
+            raise input_error(host, 'max_lat_us', params['max_lat_us'], 'must be greater than 0',
+                              'set a latency in microseconds, e.g. 10')
+
+    for arg in params.get('extra_args') or []:
+        if arg in ('-d', '--ib-dev', '-x', '--gid-index', '-i', '--ib-port', '-p', '--port', '-s', '--size',
+                   '-D', '--duration', '-n', '--iters', '-q', '--qp', '-R', '--rdma_cm', '--report_gbits') or \
+                re.match(r'^--(ib-dev|gid-index|ib-port|port|size|duration|iters|qp)=', arg):
+            raise input_error(host, 'extra_args', params['extra_args'], '%s duplicates an option of this module' % arg,
+                              'use the module option instead of passing %s in extra_args' % arg)
+    return gid_index
+
+
+def _valid_ifname(name):
+    return bool(name) and len(name) <= 15 and not re.search(r'[/\s:]', name) and name not in ('.', '..')
+
+
+# ---------------------------------------------------------------------------------------------
+# sysfs: GID table, link speed
+# ---------------------------------------------------------------------------------------------
+
+def _read(path):
+    """File content stripped, or None when missing or refused (EINVAL on empty GID slots)."""
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except (OSError, IOError, UnicodeDecodeError):
+        return None
+
+
+def gid_to_ipv4(gid):
+    """``0000:...:ffff:0aff:0001`` -> ``10.255.0.1``; None for any other GID."""
+    if not gid or not gid.lower().startswith(IPV4_MAPPED_PREFIX):
+        return None
+    tail = gid.lower()[len(IPV4_MAPPED_PREFIX):].split(':')
+    if len(tail) != 2 or not all(re.match(r'^[0-9a-f]{4}$', t) for t in tail):
+        return None
+    raw = tail[0] + tail[1]
+    return '.'.join(str(int(raw[i:i + 2], 16)) for i in (0, 2, 4, 6))
+
+
+def read_gid_table(sysfs_root, device, ib_port):
+    """Populated GID slots of one port: ``[{index, gid, type, ndev, ipv4}]`` sorted by index.
+
+    Empty slots (all-zero GID, or EINVAL when reading their type/ndev) are skipped.
+    Returns None when the port does not exist.
+    """
+    base = os.path.join(sysfs_root, 'class', 'infiniband', device, 'ports', str(ib_port))
+    gids_dir = os.path.join(base, 'gids')
+    try:
+        names = os.listdir(gids_dir)
+    except OSError:
+        return None
+    entries = []
+    for name in sorted((n for n in names if n.isdigit()), key=int):
+        gid = _read(os.path.join(gids_dir, name))
+        if gid is None or gid == ZERO_GID:
+            continue
+        gid_type = _read(os.path.join(base, 'gid_attrs', 'types', name))
+        ndev = _read(os.path.join(base, 'gid_attrs', 'ndevs', name))
+        if gid_type is None and ndev is None:
+            continue
+        entries.append({'index': int(name), 'gid': gid, 'type': gid_type, 'ndev': ndev, 'ipv4': gid_to_ipv4(gid)})
+    return entries
+
+
+def list_devices(sysfs_root):
+    try:
+        return sorted(os.listdir(os.path.join(sysfs_root, 'class', 'infiniband')))
+    except OSError:
+        return []
+
+
+def select_gid(host, sysfs_root, device, ib_port, netdev):
+    """GID ``auto``: the lowest index whose type is RoCE v2, whose ndev is ``netdev`` and whose
+    GID is IPv4-mapped.  With ``device`` None every RDMA device is searched.
+
+    Returns ``(device, entry)``; raises PerftestError listing what was found otherwise.
+    """
+    devices = [device] if device else list_devices(sysfs_root)
+    if not devices:
+        raise PerftestError(
+            '%s: gid_index=auto: no RDMA device under %s. Fix: load the RDMA driver (e.g. mlx5_ib) '
+            'or create a soft-RoCE device (rdma link add rxe0 type rxe netdev <pf>)'
+            % (host, os.path.join(sysfs_root, 'class', 'infiniband')), field='device', value=device)
+    found = []
+    for dev in devices:
+        table = read_gid_table(sysfs_root, dev, ib_port)
+        if table is None:
+            if device:
+                raise PerftestError(
+                    '%s: device=%s ib_port=%d: no such RDMA device/port (%s is missing). Fix: use a device and port '
+                    'from "rdma link show" / ansible_facts.rdma.devices'
+                    % (host, json.dumps(dev), ib_port,
+                       os.path.join(sysfs_root, 'class', 'infiniband', dev, 'ports', str(ib_port), 'gids')),
+                    field='device', value=dev)
+            continue
+        for entry in table:
+            if entry['type'] == 'RoCE v2' and entry['ndev'] == netdev and entry['ipv4']:
+                return dev, entry
+        found.extend(dict(entry, device=dev) for entry in table)
+
+    listing = '; '.join('%s port %d index %d: %s (%s, ndev %s)' % (
+        e['device'], ib_port, e['index'], e['gid'], e['type'], e['ndev']) for e in found) or 'no populated GID slot'
+    on_netdev = [e for e in found if e['ndev'] == netdev]
+    if not on_netdev:
+        fix = ('assign an IPv4 address to %s, and make sure %s is the RoCE netdev of the RDMA device or a VLAN on top '
+               'of it (GIDs follow the addresses of the netdev and of its VLANs)' % (netdev, netdev))
+    elif not any(e['type'] == 'RoCE v2' for e in on_netdev):
+        fix = 'enable RoCE v2 GIDs (on mlx5: cma_roce_mode / the NIC firmware default), then retry'
+    else:
+        fix = 'assign an IPv4 address to %s (only IPv6 GIDs are present there)' % netdev
+    raise PerftestError(
+        '%s: gid_index=auto: %s has no RoCE v2 GID with an IPv4-mapped address on netdev %s. Found: %s. Fix: %s'
+        % (host, device or 'no RDMA device', netdev, listing, fix), field='gid_index', value='auto')
+
+
+def gid_entry(sysfs_root, device, ib_port, index):
+    """The GID table entry of an explicit index, or None (unknown device, empty slot)."""
+    if not device:
+        return None
+    for entry in read_gid_table(sysfs_root, device, ib_port) or []:
+        if entry['index'] == index:
+            return entry
+    return None
+
+
+def read_link_speed(sysfs_root, netdev):
+    """Link speed in Mb/s from ``/sys/class/net/<netdev>/speed``; None when unknown (-1, missing, not a number)."""
+    if not netdev:
+        return None
+    value = _read(os.path.join(sysfs_root, 'class', 'net', netdev, 'speed'))
+    try:
+        speed = int(value)
+    except (TypeError, ValueError):
+        return None
+    return speed if speed > 0 else None
+
+
+# ---------------------------------------------------------------------------------------------
+# command line
+# ---------------------------------------------------------------------------------------------
+
+def build_command(params, gid_index, binary=None, timeout_bin=None):
+    """The perftest argv, wrapped in ``timeout`` when ``timeout_bin`` is given."""
+    cmd = [binary or params['test']]
+    if params.get('device'):
+        cmd += ['-d', params['device']]
+    cmd += ['-i', str(params.get('ib_port') or 1)]
+    if gid_index is not None:
+        cmd += ['-x', str(gid_index)]
+    if params.get('size') is not None:
+        cmd += ['-s', str(params['size'])]
+    if params.get('duration') is not None:
+        cmd += ['-D', str(params['duration'])]
+    elif params.get('iterations') is not None:
+        cmd += ['-n', str(params['iterations'])]
+    if params.get('qps') is not None:
+        cmd += ['-q', str(params['qps'])]
+    if params.get('tcp_port') is not None:
+        cmd += ['-p', str(params['tcp_port'])]
+    if params.get('report_gbits'):
+        cmd.append('--report_gbits')
+    if params.get('rdma_cm'):
+        cmd.append('-R')
+    cmd += list(params.get('extra_args') or [])
+    if params['role'] == 'client':
+        cmd.append(params['server'])
+    if timeout_bin:
+        cmd = [timeout_bin, '--kill-after=5', str(params['timeout'])] + cmd
+    return cmd
+
+
+# ---------------------------------------------------------------------------------------------
+# parser
+# ---------------------------------------------------------------------------------------------
+
+# preamble keys -> (result key, converter)
+_PREAMBLE_KEYS = {
+    'Dual-port': ('dual_port', 'onoff'),
+    'Device': ('device', 'str'),
+    'Number of qps': ('num_qps', 'int'),
+    'Transport type': ('transport_type', 'str'),
+    'Connection type': ('connection_type', 'str'),
+    'Using SRQ': ('using_srq', 'onoff'),
+    'PCIe relax order': ('pcie_relax_order', 'onoff'),
+    'ibv_wr* API': ('ibv_wr_api', 'onoff'),
+    'TX depth': ('tx_depth', 'int'),
+    'RX depth': ('rx_depth', 'int'),
+    'CQ Moderation': ('cq_moderation', 'int'),
+    'Mtu': ('mtu_bytes', 'bytes'),
+    'Link type': ('link_type', 'str'),
+    'GID index': ('gid_index', 'int'),
+    'Max inline data': ('max_inline_data_bytes', 'bytes'),
+    'Outstand reads': ('outstanding_reads', 'int'),
+    'rdma_cm QPs': ('rdma_cm_qps', 'onoff'),
+    'Data ex. method': ('data_exchange_method', 'str'),
+}
+
+_TITLE_RE = re.compile(r'^\s*(RDMA_Write|RDMA_Read|Send|Atomic)\s+(BW|Latency)\s+Test\s*$')
+_PAIR_RE = re.compile(r'([A-Za-z][^:\t]*?)\s*:\s*(\S+)')
+_ADDR_RE = re.compile(r'^\s*(local|remote) address:\s*LID\s+(\S+)\s+QPN\s+(\S+)\s+PSN\s+(\S+)')
+_GID_RE = re.compile(r'^\s*GID:\s*((?:\d{1,3}:){15}\d{1,3})\s*$')
+
+# result table columns: header regex -> (key, kind)
+_COLUMNS = (
+    (r'#bytes', 'bytes'),
+    (r'#sl', 'sl'),
+    (r'#iterations', 'iterations'),
+    (r'BW peak\[(MB|MiB|Gb)/sec\]', 'bw_peak'),
+    (r'BW average\[(MB|MiB|Gb)/sec\]', 'bw_average'),
+    (r'MsgRate\[Mpps\]', 'msg_rate_mpps'),
+    (r't_min\[usec\]', 't_min_us'),
+    (r't_max\[usec\]', 't_max_us'),
+    (r't_typical\[usec\]', 't_typical_us'),
+    (r't_avg\[usec\]', 't_avg_us'),
+    (r't_stdev\[usec\]', 't_stdev_us'),
+    (r'99% percentile\[usec\]', 't_p99_us'),
+    (r'99\.9% percentile\[usec\]', 't_p99_9_us'),
+    (r'tps average', 'tps_average'),
+    (r'CPU_Util\[%\]', 'cpu_util_pct'),
+)
+_COLUMN_RE = re.compile('|'.join('(?:%s)' % c[0] for c in _COLUMNS))
+_NUMBER_RE = re.compile(r'^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$')
+
+# stderr lines perftest prints while succeeding
+_KNOWN_WARNINGS = (
+    re.compile(r'Device not recognized to implement inline feature'),
+    re.compile(r'Conflicting CPU frequency values detected'),
+    re.compile(r'CPU Frequency is not max'),
+)
+
+
+def _convert(kind, text):
+    if kind == 'int':
+        try:
+            return int(text)
+        except ValueError:
+            return text
+    if kind == 'bytes':
+        m = re.match(r'^(\d+)\[B\]$', text)
+        return int(m.group(1)) if m else text
+    if kind == 'onoff':
+        return {'ON': True, 'OFF': False}.get(text, text)
+    return text
+
+
+def _gid_from_decimal(text):
+    """perftest prints GIDs as 16 decimal bytes; return the sysfs hex form."""
+    octets = [int(x) for x in text.split(':')]
+    return ':'.join('%02x%02x' % (octets[i], octets[i + 1]) for i in range(0, 16, 2))
+
+
+def _parse_header(line):
+    """Column keys of a result table header, with the bandwidth unit; None if not a header."""
+    if '#bytes' not in line:
+        return None
+    keys = []
+    unit = None
+    for m in _COLUMN_RE.finditer(line):
+        text = m.group(0)
+        for pattern, key in _COLUMNS:
+            mm = re.match('^%s$' % pattern, text)
+            if mm:
+                keys.append(key)
+                if key in ('bw_peak', 'bw_average'):
+                    unit = mm.group(1) + '/sec'
+                break
+    if len(keys) < 3:
+        return None
+    return keys, unit
+
+
+def _bw_fields(key, value, unit):
+    """A bandwidth in the header's unit -> the same value in Gb/s and MiB/s.
+
+    perftest's MB is 2^20 bytes (its --help says so), the same as MiB; Gb is 10^9 bits.
+    """
+    if unit == 'Gb/sec':
+        gbps = value
+        mib = value * 1e9 / 8 / MIB
+    else:
+        mib = value
+        gbps = value * MIB * 8 / 1e9
+    return {key + '_gbps': round(gbps, 6), key + '_mib_s': round(mib, 6)}
+
+
+def parse_output(stdout, stderr=''):
+    """Parses one side's perftest output.
+
+    Returns ``{'test_name', 'preamble', 'connection', 'rows', 'results', 'bw_unit', 'perftest_warnings'}``;
+    ``results`` is the last row (the largest size with ``-a``) or ``{}`` when the output has no table.
+    """
+    preamble = {}
+    connection = {'local': [], 'remote': []}
+    rows = []
+    test_name = None
+    columns = None
+    bw_unit = None
+    last_addr = None
+    for raw in (stdout or '').splitlines():
+        line = raw.rstrip()
+        if not line.strip():
+            continue
+        m = _TITLE_RE.match(line)
+        if m:
+            test_name = '%s %s Test' % (m.group(1), m.group(2))
+            continue
+        m = _ADDR_RE.match(line)
+        if m:
+            last_addr = {'lid': m.group(2), 'qpn': m.group(3), 'psn': m.group(4)}
+            connection[m.group(1)].append(last_addr)
+            continue
+        m = _GID_RE.match(line)
+        if m:
+            if last_addr is not None:
+                gid = _gid_from_decimal(m.group(1))
+                last_addr['gid'] = gid
+                last_addr['gid_ipv4'] = gid_to_ipv4(gid)
+            continue
+        header = _parse_header(line)
+        if header:
+            columns, unit = header
+            bw_unit = unit or bw_unit
+            continue
+        if columns:
+            tokens = line.split()
+            if tokens and all(_NUMBER_RE.match(t) for t in tokens) and len(tokens) == len(columns):
+                rows.append(_row(columns, tokens, bw_unit))
+                continue
+            if line.startswith('-----'):
+                continue
+        if test_name and not rows and ':' in line and not line.lstrip().startswith(('*', '-')):
+            for mm in _PAIR_RE.finditer(line):
+                label = mm.group(1).strip()
+                if label in _PREAMBLE_KEYS:
+                    key, kind = _PREAMBLE_KEYS[label]
+                    preamble[key] = _convert(kind, mm.group(2))
+                else:
+                    preamble[re.sub(r'[^a-z0-9]+', '_', label.lower()).strip('_')] = mm.group(2)
+    warnings = [w.strip() for w in (stderr or '').splitlines() + (stdout or '').splitlines()
+                if any(p.search(w) for p in _KNOWN_WARNINGS)]
+    return {
+        'test_name': test_name,
+        'preamble': preamble,
+        'connection': connection,
+        'rows': rows,
+        'results': dict(rows[-1]) if rows else {},
+        'bw_unit': bw_unit,
+        'perftest_warnings': warnings,
+    }
+
+
+def _row(columns, tokens, bw_unit):
+    row = {}
+    for key, token in zip(columns, tokens):
+        if key in ('bytes', 'iterations', 'sl'):
+            row[key] = int(float(token))
+        elif key in ('bw_peak', 'bw_average'):
+            row.update(_bw_fields(key, float(token), bw_unit))
+        else:
+            row[key] = float(token)
+    return row
+
+
+# ---------------------------------------------------------------------------------------------
+# errors
+# ---------------------------------------------------------------------------------------------
+
+# (perftest's own message, hint).  The first pattern found in stderr, then stdout, wins.
+ERROR_PATTERNS = (
+    (re.compile(r'Failed to modify QP \S+ to RTR'),
+     'the QP could not reach the peer through the chosen GID: both sides must use the RoCE v2 GID of the '
+     'interface that carries the route between them (same VLAN/subnet). Use gid_index: auto with netdev set '
+     'to that interface (e.g. the VLAN gateway) on both sides'),
+    (re.compile(r'Found Incompatibility issue with GID types'),
+     'the two sides use GIDs of different types or IP versions (e.g. IPv6 link-local on one side, IPv4-mapped on '
+     'the other, or an empty GID slot). Use gid_index: auto with the same kind of netdev on both sides'),
+    (re.compile(r'Unable to find the Infiniband/RoCE device'),
+     'the RDMA device does not exist on this host: check device against "rdma link show" '
+     '(ansible_facts.rdma.devices) and that the RDMA driver is loaded'),
+    (re.compile(r"Couldn't connect to \S+"),
+     'nothing listens on the server address and TCP port: start the server side first (async) and make sure '
+     'server/port are right and the TCP port is not firewalled'),
+    (re.compile(r'Unable to perform rdma_client function'),
+     'rdma_cm could not connect: the server is not running, or the server address is not on an RDMA-capable '
+     'interface'),
+    (re.compile(r'Unable to query port \S+ attributes'),
+     'the RDMA device has no such port: check ib_port (usually 1)'),
+    (re.compile(r"Couldn't read remote address"),
+     'the peer went away during the exchange: see the failure reported by the other side of this test'),
+)
+
+
+def classify_error(stdout, stderr):
+    """``(perftest's own message line, hint)`` for a failed run, or ``(None, None)``."""
+    for text in (stderr or '', stdout or ''):
+        for pattern, hint in ERROR_PATTERNS:
+            for line in text.splitlines():
+                m = pattern.search(line)
+                if m:
+                    return line.strip(), hint
+    return None, None
+
+
+def _stderr_summary(stderr, limit=6):
+    lines = [ln.strip() for ln in (stderr or '').splitlines() if ln.strip()]
+    return ' | '.join(lines[-limit:])
+
+
+def describe_side(params):
+    if params['role'] == 'client':
+        return '%s client to %s' % (params['test'], params['server'])
+    return '%s server' % params['test']
+
+
+def failure_message(host, params, rc, stdout, stderr):
+    """The message of a failed perftest run, quoting perftest."""
+    side = describe_side(params)
+    if rc == TIMEOUT_RC or rc == 137:
+        what = ('no client connected' if params['role'] == 'server'
+                else 'the server did not answer or the test ran longer than expected')
+        msg = '%s: %s did not finish within timeout=%d s (%s)' % (host, side, params['timeout'], what)
+        quoted, hint = classify_error(stdout, stderr)
+        if quoted:
+            msg += ". perftest said: '%s'" % quoted
+        return msg + '. Fix: start the client within the timeout, or raise timeout', quoted, hint
+    quoted, hint = classify_error(stdout, stderr)
+    if quoted:
+        msg = "%s: %s failed (rc=%d). perftest said: '%s'" % (host, side, rc, quoted)
+        detail = _stderr_summary(stderr)
+        if detail and detail != quoted:
+            msg += ' [stderr: %s]' % detail
+        return msg + '. Fix: ' + hint, quoted, hint
+    detail = _stderr_summary(stderr) or _stderr_summary(stdout)
+    return ("%s: %s failed (rc=%d). perftest said: '%s'" % (host, side, rc, detail or '(no output)'), detail, None)
+
+
+# ---------------------------------------------------------------------------------------------
+# thresholds
+# ---------------------------------------------------------------------------------------------
+
+def check_thresholds(host, params, results, link_speed_mbps, speed_netdev):
+    """Evaluates min_bw_gbps, min_bw_pct_of_link and max_lat_us.
+
+    Returns ``(checks, failures)``: every evaluated threshold as ``{name, limit, measured, unit, passed}``
+    and the messages of those that failed.
+    """
+    checks = []
+    failures = []
+    side = describe_side(params)
+    size = results.get('bytes')
+    if params.get('min_bw_gbps') is not None and 'bw_average_gbps' in results:
+        measured = results['bw_average_gbps']
+        ok = measured >= params['min_bw_gbps']
+        checks.append({'name': 'min_bw_gbps', 'limit': params['min_bw_gbps'], 'measured': measured,
+                       'unit': 'Gb/s', 'passed': ok})
+        if not ok:
+            failures.append('%s: %s: average bandwidth %.2f Gb/s (%d-byte messages) is below min_bw_gbps=%s'
+                            % (host, side, measured, size, _num(params['min_bw_gbps'])))
+    if params.get('min_bw_pct_of_link') is not None and 'bw_average_gbps' in results:
+        if link_speed_mbps:
+            pct = results.get('bw_pct_of_link')
+            ok = pct >= params['min_bw_pct_of_link']
+            checks.append({'name': 'min_bw_pct_of_link', 'limit': params['min_bw_pct_of_link'], 'measured': pct,
+                           'unit': '%', 'passed': ok})
+            if not ok:
+                failures.append('%s: %s: average bandwidth %.2f Gb/s is %.2f%% of the %s link (%d Mb/s), below '
+                                'min_bw_pct_of_link=%s' % (host, side, results['bw_average_gbps'], pct, speed_netdev,
+                                                           link_speed_mbps, _num(params['min_bw_pct_of_link'])))
+    if params.get('max_lat_us') is not None and 't_avg_us' in results:
+        measured = results['t_avg_us']
+        ok = measured <= params['max_lat_us']
+        checks.append({'name': 'max_lat_us', 'limit': params['max_lat_us'], 'measured': measured,
+                       'unit': 'us', 'passed': ok})
+        if not ok:
+            failures.append('%s: %s: average latency %.2f us (%d-byte messages) is above max_lat_us=%s'
+                            % (host, side, measured, size, _num(params['max_lat_us'])))
+    return checks, failures
+
+
+def _num(value):
+    return ('%f' % value).rstrip('0').rstrip('.') if isinstance(value, float) else str(value)
+
+
+def add_link_percentage(results, link_speed_mbps):
+    if link_speed_mbps and 'bw_average_gbps' in results:
+        results['link_speed_gbps'] = link_speed_mbps / 1000.0
+        results['bw_pct_of_link'] = round(results['bw_average_gbps'] * 1000.0 / link_speed_mbps * 100.0, 4)
+        if 'bw_peak_gbps' in results:
+            results['bw_peak_pct_of_link'] = round(results['bw_peak_gbps'] * 1000.0 / link_speed_mbps * 100.0, 4)
+    return results
+
+
+# ---------------------------------------------------------------------------------------------
+# the whole task
+# ---------------------------------------------------------------------------------------------
+
+def run(host, params, runner, check_mode=False, binary=None, timeout_bin=None):
+    """Validates, resolves the GID, runs perftest through ``runner(argv) -> (rc, stdout, stderr)``
+    and returns ``(result, error_message)``; ``error_message`` is None on success.
+
+    Raises PerftestError for bad input (nothing has run then).
+    """
+    gid_index = validate(host, params)
+    sysfs_root = params.get('sysfs_root') or '/sys'
+    device = params.get('device')
+    gid = None
+    if gid_index == 'auto':
+        device, gid = select_gid(host, sysfs_root, device, params['ib_port'], params['netdev'])
+        gid_index = gid['index']
+    elif gid_index is not None:
+        gid = gid_entry(sysfs_root, device, params['ib_port'], gid_index)
+
+    speed_netdev = params.get('netdev') or (gid or {}).get('ndev')
+    link_speed = read_link_speed(sysfs_root, speed_netdev)
+    if params.get('min_bw_pct_of_link') is not None and not link_speed:
+        raise input_error(host, 'min_bw_pct_of_link', params['min_bw_pct_of_link'],
+                          'the link speed is unknown (%s)' % (
+                              'no netdev given and the GID has none' if not speed_netdev else
+                              '%s reads -1 or is missing' % os.path.join(sysfs_root, 'class', 'net', speed_netdev, 'speed')),
+                          'set netdev to an interface with a known speed, or use min_bw_gbps instead')
+
+    effective = dict(params, device=device)
+    cmd = build_command(effective, gid_index, binary=binary, timeout_bin=timeout_bin)
+    result = {
+        'changed': False,
+        'cmd': cmd,
+        'device': device,
+        'gid_index': gid_index,
+        'gid': gid['gid'] if gid else None,
+        'gid_ipv4': gid['ipv4'] if gid else None,
+        'netdev': speed_netdev,
+        'link_speed_mbps': link_speed,
+        'results': {},
+        'rows': [],
+        'preamble': {},
+        'connection': {'local': [], 'remote': []},
+        'thresholds': [],
+        'perftest_warnings': [],
+        'rc': None,
+        'stdout': '',
+        'stderr': '',
+    }
+    if check_mode:
+        result['msg'] = 'check mode: perftest not run (a benchmark changes nothing); cmd is the planned command'
+        return result, None
+
+    rc, stdout, stderr = runner(cmd)
+    result.update(rc=rc, stdout=stdout, stderr=stderr)
+    parsed = parse_output(stdout, stderr)
+    result.update(preamble=parsed['preamble'], connection=parsed['connection'], rows=parsed['rows'],
+                  perftest_warnings=parsed['perftest_warnings'])
+    if rc != 0:
+        msg, quoted, hint = failure_message(host, params, rc, stdout, stderr)
+        result['perftest_error'] = quoted
+        result['hint'] = hint
+        return result, msg
+
+    results = add_link_percentage(parsed['results'], link_speed)
+    if results and parsed['bw_unit']:
+        results['bw_unit_reported'] = parsed['bw_unit']
+    result['results'] = results
+    if not results:
+        if params['role'] == 'client':
+            return result, ('%s: %s exited 0 but printed no result table. Fix: check stdout; this perftest output '
+                            'format is not known to the parser' % (host, describe_side(params)))
+        result['msg'] = '%s prints its results on the client side only' % params['test']
+        return result, None
+    checks, failures = check_thresholds(host, params, results, link_speed, speed_netdev)
+    result['thresholds'] = checks
+    if failures:
+        return result, '; '.join(failures)
+    return result, None

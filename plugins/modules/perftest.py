@@ -1,0 +1,411 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type  # noqa: UP001
+
+DOCUMENTATION = r"""
+---
+module: perftest
+short_description: Run one side of an RDMA perftest benchmark and return parsed results
+version_added: "0.1.0"
+description:
+  - Runs the server or the client side of C(ib_write_bw), C(ib_read_bw), C(ib_send_bw), C(ib_write_lat),
+    C(ib_read_lat) or C(ib_send_lat) (the Linux RDMA C(perftest) package) under C(timeout) and returns its
+    results as numbers, the GID index used, the command (a list) and the raw output.
+  - O(gid_index=auto) picks the GID the way an operator should, from
+    C(/sys/class/infiniband/<device>/ports/<port>/gid_attrs), as
+    the lowest index whose type is C(RoCE v2), whose ndev is O(netdev) (for example the VLAN gateway
+    C(<pf>.<vlan>)), and whose GID is IPv4-mapped (C(0000:0000:0000:0000:0000:ffff:xxxx:xxxx)).
+    Empty slots, which the kernel answers with EINVAL, are skipped. A wrong GID index is the usual cause of
+    C(Failed to modify QP ... to RTR).
+  - The server side blocks until a client has finished. Start it with C(async) and C(poll=0), run the
+    client, then collect the server with M(ansible.builtin.async_status) (see EXAMPLES). The module itself
+    always waits for perftest, at most O(timeout) seconds.
+  - Both bandwidth header variants are parsed, C(BW peak[MB/sec]) (older perftest, for example Debian's
+    4.5+0.17) and C(BW peak[MiB/sec]) / C(BW peak[Gb/sec]) (newer perftest, C(--report_gbits)), as well as the
+    latency table (C(t_min), C(t_max), C(t_typical), C(t_avg), C(t_stdev), 99% and 99.9% percentiles), the short
+    latency table of duration mode, and the preamble (device, link type, MTU, GID index, ...).
+  - A failed run fails the task with perftest's own message quoted (for example
+    C(Unable to find the Infiniband/RoCE device), C(Failed to modify QP 19 to RTR), C(Couldn't connect to
+    10.255.0.1:18515)) and a hint at the usual fix.
+  - The thresholds O(min_bw_gbps), O(min_bw_pct_of_link) and O(max_lat_us) fail the task with a message
+    giving the measured value and the limit.
+author:
+  - gpufabric.roce maintainers (@gpufabric)
+options:
+  test:
+    description:
+      - The perftest program to run.
+    type: str
+    required: true
+    choices: [ib_write_bw, ib_read_bw, ib_send_bw, ib_write_lat, ib_read_lat, ib_send_lat]
+  role:
+    description:
+      - Which side to run. C(server) listens on O(tcp_port); C(client) connects to O(server).
+      - Both sides must be given the same O(test), O(size), O(duration)/O(iterations), O(qps), O(tcp_port)
+        and O(rdma_cm).
+    type: str
+    required: true
+    choices: [server, client]
+  server:
+    description:
+      - Address (or name) of the server side. Required when O(role=client).
+      - With O(rdma_cm=true) it must be an address on the RDMA network (for example the peer's VLAN
+        gateway address), because rdma_cm resolves the route and the GID from it.
+    type: str
+  device:
+    description:
+      - RDMA device (C(-d)), for example C(mlx5_0) or C(rxe0).
+      - When omitted, perftest uses the first device; with O(gid_index=auto) every device is searched for a
+        GID on O(netdev) and the one found is used and returned in RV(device).
+    type: str
+  ib_port:
+    description:
+      - Port of the RDMA device (C(-i)).
+    type: int
+    default: 1
+  gid_index:
+    description:
+      - GID index (C(-x)) as a number, or V(auto) to choose it from sysfs (see the description; needs O(netdev)).
+      - When omitted, perftest's default is used (index 0 on Ethernet, which is usually an IPv6 link-local GID).
+      - With O(rdma_cm=true) rdma_cm chooses the GID from the address; leave it unset then.
+    type: raw
+  netdev:
+    description:
+      - Interface whose RoCE v2 GID O(gid_index=auto) selects, for example the VLAN gateway C(enp157s0np0.100).
+      - Also the interface whose C(/sys/class/net/<netdev>/speed) gives the link speed for C(bw_pct_of_link) in RV(results).
+        When omitted, the ndev of the chosen GID is used.
+    type: str
+  size:
+    description:
+      - Message size in bytes (C(-s)). perftest's default applies when omitted (65536 for bandwidth, 2 for latency).
+    type: int
+  duration:
+    description:
+      - Run for this many seconds (C(-D)). Mutually exclusive with O(iterations).
+      - In duration mode perftest does not measure the peak bandwidth (it reports 0) and latency tests print
+        only the average latency.
+    type: int
+  iterations:
+    description:
+      - Number of exchanges (C(-n)), at least 5. Mutually exclusive with O(duration).
+    type: int
+  qps:
+    description:
+      - Number of queue pairs (C(-q)).
+    type: int
+  report_gbits:
+    description:
+      - Pass C(--report_gbits) so that perftest prints Gb/s. The returned results carry both units either way.
+    type: bool
+    default: false
+  rdma_cm:
+    description:
+      - Connect the queue pairs with rdma_cm (C(-R)) instead of the TCP exchange of QP numbers and GIDs.
+    type: bool
+    default: false
+  tcp_port:
+    description:
+      - TCP port of the out-of-band exchange (C(-p)); perftest's default is 18515. Use different ports to run
+        several servers on one node at the same time.
+    type: int
+  timeout:
+    description:
+      - Seconds after which perftest is killed (C(timeout --kill-after=5)) and the task fails.
+      - With O(duration) it must be at least O(duration) + 5. For the server it should cover the time until
+        the client starts and finishes.
+    type: int
+    default: 60
+  extra_args:
+    description:
+      - Further perftest arguments, appended as given (for example C([--tclass=106]) or C([-F])).
+      - Options this module already has (C(-d), C(-x), C(-i), C(-p), C(-s), C(-D), C(-n), C(-q), C(-R),
+        C(--report_gbits)) are refused here.
+    type: list
+    elements: str
+    default: []
+  min_bw_gbps:
+    description:
+      - Fail the task when the average bandwidth is below this many Gb/s (10^9 bit/s). Bandwidth tests only.
+    type: float
+  min_bw_pct_of_link:
+    description:
+      - Fail the task when the average bandwidth is below this percentage of the link speed of O(netdev).
+        Bandwidth tests only; the link speed must be known (C(/sys/class/net/<netdev>/speed) not C(-1)),
+        otherwise the task fails before running.
+    type: float
+  max_lat_us:
+    description:
+      - Fail the task when the average latency (C(t_avg)) is above this many microseconds. Latency tests only.
+    type: float
+  sysfs_root:
+    description:
+      - Root of the sysfs tree read for O(gid_index=auto) and the link speed. Change it only for tests.
+    type: path
+    default: /sys
+attributes:
+  check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
+    support: full
+    details: A benchmark changes nothing. In check mode the GID is still resolved and the planned
+      command returned in RV(cmd), but perftest is not run.
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    support: none
+notes:
+  - Needs the C(perftest) package and C(timeout) (coreutils) on the target, and enough locked memory
+    (C(ulimit -l)) for the RDMA buffers, which root has.
+  - Never reports a change.
+  - The latency tests of perftest print their results on both sides, except C(ib_read_lat), whose server
+    prints none; RV(results) is then empty on the server.
+  - perftest's C(MB) is 2^20 bytes (its help says so), the same as C(MiB). RV(results) gives bandwidth in Gb/s
+    (10^9 bit/s) and MiB/s whatever perftest printed.
+seealso:
+  - module: gpufabric.roce.rdma_facts
+  - name: perftest
+    description: The Linux RDMA perftest suite.
+    link: https://github.com/linux-rdma/perftest
+"""
+
+EXAMPLES = r"""
+# One pair: node1 serves, node2 connects. The server must not block the play: start it
+# asynchronously, run the client, then collect the server's result.
+- name: Start the ib_write_bw server (does not block)
+  gpufabric.roce.perftest:
+    test: ib_write_bw
+    role: server
+    device: mlx5_0
+    gid_index: auto
+    netdev: enp157s0np0.100
+    duration: 5
+    size: 65536
+    timeout: 60
+  async: 70
+  poll: 0
+  register: bw_server_job
+  when: inventory_hostname == 'node1'
+
+- name: Run the client against node1's VLAN gateway address
+  gpufabric.roce.perftest:
+    test: ib_write_bw
+    role: client
+    server: 10.255.0.2
+    device: mlx5_0
+    gid_index: auto
+    netdev: enp157s0np0.100
+    duration: 5
+    size: 65536
+    timeout: 30
+    min_bw_pct_of_link: 80
+  register: bw_client
+  when: inventory_hostname == 'node2'
+
+- name: Collect the server side
+  ansible.builtin.async_status:
+    jid: "{{ bw_server_job.ansible_job_id }}"
+  register: bw_server
+  until: bw_server.finished
+  retries: 30
+  delay: 2
+  when: inventory_hostname == 'node1'
+
+- name: Show what was measured
+  ansible.builtin.debug:
+    msg: >-
+      {{ bw_client.results.bw_average_gbps }} Gb/s
+      ({{ bw_client.results.bw_pct_of_link | default('n/a') }} % of link), GID index {{ bw_client.gid_index }}
+  when: inventory_hostname == 'node2'
+
+- name: Latency with an explicit GID index and a limit
+  gpufabric.roce.perftest:
+    test: ib_write_lat
+    role: client
+    server: 10.255.0.2
+    device: rxe0
+    gid_index: 3
+    iterations: 1000
+    size: 64
+    max_lat_us: 10
+
+- name: Plan only (check mode) - resolve the GID and show the command
+  gpufabric.roce.perftest:
+    test: ib_send_bw
+    role: client
+    server: 10.255.0.6
+    gid_index: auto
+    netdev: eth1.100
+  check_mode: true
+  register: planned
+"""
+
+RETURN = r"""
+cmd:
+  description: The command run (or planned in check mode), as a list, including the C(timeout) wrapper.
+  returned: always
+  type: list
+  elements: str
+  sample: [/usr/bin/timeout, --kill-after=5, "30", /usr/bin/ib_write_bw, -d, rxe0, -i, "1", -x, "2", -s, "4096", -D, "2", 10.255.0.1]
+device:
+  description: The RDMA device used; found by O(gid_index=auto) when O(device) was omitted.
+  returned: always
+  type: str
+  sample: rxe0
+gid_index:
+  description: The GID index passed to perftest (chosen by O(gid_index=auto), or as given); V(null) when none was passed.
+  returned: always
+  type: int
+  sample: 2
+gid:
+  description: The GID at RV(gid_index) as in sysfs, when known.
+  returned: always
+  type: str
+  sample: "0000:0000:0000:0000:0000:ffff:0aff:0001"
+gid_ipv4:
+  description: The IPv4 address of an IPv4-mapped RV(gid), else V(null).
+  returned: always
+  type: str
+  sample: 10.255.0.1
+netdev:
+  description: The interface whose speed was read (O(netdev), or the ndev of the GID).
+  returned: always
+  type: str
+  sample: va.100
+link_speed_mbps:
+  description: Speed of RV(netdev) in Mb/s from sysfs; V(null) when unknown (C(-1), missing).
+  returned: always
+  type: int
+  sample: 10000
+results:
+  description:
+    - The result row (the last one when perftest printed several, as with C(-a)), as numbers. Keys carry
+      their unit. Empty in check mode and when this side prints no table.
+    - Bandwidth tests have C(bytes), C(iterations), C(bw_peak_gbps), C(bw_average_gbps), C(bw_peak_mib_s),
+      C(bw_average_mib_s), C(msg_rate_mpps), C(bw_unit_reported) and, when the link speed is known,
+      C(link_speed_gbps), C(bw_pct_of_link), C(bw_peak_pct_of_link).
+    - Latency tests have C(bytes), C(iterations), C(t_min_us), C(t_max_us), C(t_typical_us), C(t_avg_us),
+      C(t_stdev_us), C(t_p99_us), C(t_p99_9_us); in duration mode only C(bytes), C(iterations), C(t_avg_us),
+      C(tps_average).
+  returned: always
+  type: dict
+  sample: {bytes: 4096, iterations: 24000, bw_peak_gbps: 0.0, bw_average_gbps: 0.39309, bw_peak_mib_s: 0.0,
+           bw_average_mib_s: 46.86, msg_rate_mpps: 0.011996, bw_unit_reported: MB/sec, link_speed_gbps: 10.0,
+           bw_pct_of_link: 3.9309, bw_peak_pct_of_link: 0.0}
+rows:
+  description: Every result row, same keys as RV(results) without the link percentages.
+  returned: always
+  type: list
+  elements: dict
+preamble:
+  description: The settings perftest printed before the run, typed (C(device), C(num_qps), C(transport_type),
+    C(connection_type), C(mtu_bytes), C(link_type), C(gid_index), C(rdma_cm_qps), C(data_exchange_method), ...).
+  returned: always
+  type: dict
+  sample: {device: rxe0, num_qps: 1, transport_type: IB, connection_type: RC, mtu_bytes: 1024,
+           link_type: Ethernet, gid_index: 2, rdma_cm_qps: false, data_exchange_method: Ethernet}
+connection:
+  description: The local and remote queue pairs perftest printed (C(lid), C(qpn), C(psn), C(gid), C(gid_ipv4)).
+  returned: always
+  type: dict
+  sample: {local: [{lid: "0000", qpn: "0x0013", psn: "0x754d10", gid: "0000:0000:0000:0000:0000:ffff:0aff:0001",
+           gid_ipv4: 10.255.0.1}], remote: []}
+thresholds:
+  description: Every threshold evaluated, with C(name), C(limit), C(measured), C(unit) and C(passed).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{name: min_bw_gbps, limit: 100.0, measured: 0.39, unit: Gb/s, passed: false}]
+perftest_warnings:
+  description: Warnings perftest printed while succeeding (for example C(Device not recognized to implement
+    inline feature. Disabling it)).
+  returned: always
+  type: list
+  elements: str
+perftest_error:
+  description: perftest's own error message, when the run failed.
+  returned: failure
+  type: str
+  sample: Failed to modify QP 19 to RTR
+hint:
+  description: The usual fix for RV(perftest_error).
+  returned: failure
+  type: str
+rc:
+  description: Exit status of perftest (124 when killed by the timeout); V(null) in check mode.
+  returned: always
+  type: int
+  sample: 0
+stdout:
+  description: perftest's standard output.
+  returned: always
+  type: str
+stderr:
+  description: perftest's standard error.
+  returned: always
+  type: str
+"""
+
+import platform
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gpufabric.roce.plugins.module_utils._perftest import TESTS, PerftestError, run
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            test=dict(type='str', required=True, choices=list(TESTS)),
+            role=dict(type='str', required=True, choices=['server', 'client']),
+            server=dict(type='str'),
+            device=dict(type='str'),
+            ib_port=dict(type='int', default=1),
+            gid_index=dict(type='raw'),
+            netdev=dict(type='str'),
+            size=dict(type='int'),
+            duration=dict(type='int'),
+            iterations=dict(type='int'),
+            qps=dict(type='int'),
+            report_gbits=dict(type='bool', default=False),
+            rdma_cm=dict(type='bool', default=False),
+            tcp_port=dict(type='int'),
+            timeout=dict(type='int', default=60),
+            extra_args=dict(type='list', elements='str', default=[]),
+            min_bw_gbps=dict(type='float'),
+            min_bw_pct_of_link=dict(type='float'),
+            max_lat_us=dict(type='float'),
+            sysfs_root=dict(type='path', default='/sys'),
+        ),
+        required_if=[('role', 'client', ['server'])],
+        mutually_exclusive=[('duration', 'iterations')],
+        supports_check_mode=True,
+    )
+    host = platform.node()
+    params = module.params
+    binary = module.get_bin_path(params['test'], required=False)
+    if binary is None and not module.check_mode:
+        module.fail_json(msg='%s: test=%s: %s is not installed. Fix: install the perftest package '
+                             '(apt/dnf install perftest)' % (host, params['test'], params['test']),
+                         field='test', value=params['test'])
+    timeout_bin = module.get_bin_path('timeout', required=False)
+    if timeout_bin is None and not module.check_mode:
+        module.fail_json(msg='%s: timeout=%d: the timeout command (coreutils) is not installed. '
+                             'Fix: install coreutils' % (host, params['timeout']), field='timeout', value=params['timeout'])
+
+    def runner(cmd):
+        return module.run_command(cmd)
+
+    try:
+        result, error = run(host, params, runner, check_mode=module.check_mode, binary=binary,
+                            timeout_bin=timeout_bin or 'timeout')
+    except PerftestError as exc:
+        module.fail_json(msg=str(exc), field=exc.field, value=exc.value)
+    if error:
+        module.fail_json(msg=error, **result)
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()
