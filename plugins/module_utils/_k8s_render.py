@@ -980,17 +980,23 @@ def _split_registry(ref):
     return "docker.io", ref
 
 
-def relocate_image(ref, registry, preserve_path=True):
+def relocate_image(ref, registry, preserve_path=True, kind="ref"):
     """Point an image reference or repository at ``registry``.
 
-    ``nvcr.io/nvidia/mellanox/sriov-cni:v1`` with ``registry.local:5000/mirror`` becomes
-    ``registry.local:5000/mirror/nvidia/mellanox/sriov-cni:v1`` (preserve_path) or
-    ``registry.local:5000/mirror/sriov-cni:v1`` (flattened).
+    ``kind`` is "ref" (``repo/name:tag``), "repo_full" (a repository ending in the image name) or "repo"
+    (a repository prefix the image name is appended to). ``nvcr.io/nvidia/mellanox/sriov-cni:v1`` with
+    ``registry.local:5000/mirror`` becomes ``registry.local:5000/mirror/nvidia/mellanox/sriov-cni:v1``
+    (preserve_path) or ``registry.local:5000/mirror/sriov-cni:v1`` (flattened); a "repo" prefix such as
+    ``nvcr.io/nvidia/mellanox`` becomes ``registry.local:5000/mirror/nvidia/mellanox`` or, flattened,
+    ``registry.local:5000/mirror``.
     """
+    registry = registry.rstrip("/")
     _host, path = _split_registry(ref)
-    if not preserve_path:
-        path = path.rsplit("/", 1)[-1]
-    return "%s/%s" % (registry.rstrip("/"), path)
+    if preserve_path:
+        return "%s/%s" % (registry, path)
+    if kind == "repo":
+        return registry
+    return "%s/%s" % (registry, path.rsplit("/", 1)[-1])
 
 
 def _set_path(d, path, value):
@@ -1080,8 +1086,8 @@ def render_helm_values(cfg=None):
     }
     if airgap:
         if airgap["registry"]:
-            for path, _kind, default in CHART_IMAGES[version]:
-                _set_path(values, path, relocate_image(default, airgap["registry"], airgap["preserve_path"]))
+            for path, kind, default in CHART_IMAGES[version]:
+                _set_path(values, path, relocate_image(default, airgap["registry"], airgap["preserve_path"], kind))
         if airgap["image_pull_secrets"]:
             for path, shape in CHART_PULL_SECRETS:
                 secrets = airgap["image_pull_secrets"]
@@ -1195,7 +1201,7 @@ def render_nic_cluster_policy(cfg=None):
         img = resolved[comp]
         repo = img["repository"]
         if airgap and airgap.get("registry"):
-            repo = relocate_image(repo, airgap["registry"], airgap["preserve_path"])
+            repo = relocate_image(repo, airgap["registry"], airgap["preserve_path"], "repo")
         out = {"image": img["image"], "repository": repo, "version": img["version"]}
         if secrets:
             out["imagePullSecrets"] = list(secrets)

@@ -5,6 +5,7 @@ ansible-test), otherwise links the checkout as .build/collections/ansible_collec
 (the same link the Makefile creates) and puts .build/collections on sys.path.
 """
 
+import contextlib
 import os
 import sys
 
@@ -19,10 +20,8 @@ def _collections_root():
     link = os.path.join(root, "ansible_collections", "gpufabric", "roce")
     if not os.path.exists(link):
         os.makedirs(os.path.dirname(link), exist_ok=True)
-        try:
+        with contextlib.suppress(FileExistsError):
             os.symlink(_REPO, link)
-        except FileExistsError:
-            pass
     return root
 
 

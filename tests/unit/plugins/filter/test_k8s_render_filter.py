@@ -1,0 +1,83 @@
+"""The filter plugin wrapper: hostvars extraction, error conversion, YAML output."""
+
+import pytest
+import yaml
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpufabric.roce.plugins.filter.k8s_render import FilterModule
+
+FILTERS = FilterModule().filters()
+PF = "enp157s0np0"
+
+
+class FakeHostVars(dict):
+    """Mimics Ansible's HostVars: indexing by host gives a mapping that raises KeyError for unset vars."""
+
+
+def hostvars():
+    return FakeHostVars(
+        node1={"roce_pf": PF, "roce_pod_subnet": "10.255.0.0/30", "roce_pod_gateway": "10.255.0.2", "ansible_host": "192.0.2.1"},
+        node2={"roce_pf": PF, "roce_pod_subnet": "10.255.0.4/30", "roce_pod_gateway": "10.255.0.6"},
+        localhost={"roce_k8s_mode": "render"},
+    )
+
+
+def test_all_filters_are_exposed():
+    assert set(FILTERS) == {
+        "sriov_manifests",
+        "sriov_validate",
+        "nic_cluster_policy",
+        "network_operator_helm_values",
+        "network_operator_chart_reference",
+        "k8s_yaml_documents",
+        "ncp_unready_components",
+        "deployments_unavailable",
+        "sriov_node_states_pending",
+        "allocatable_mismatches",
+    }
+
+
+def test_sriov_manifests_renders_all_nodes_in_one_call():
+    out = FILTERS["sriov_manifests"](hostvars(), ["node1", "node2"], {"roce_num_vfs": 8})
+    assert [p["metadata"]["name"] for p in out["policies"]] == ["roce-node1", "roce-node2"]
+    assert [n["spec"]["resourceName"] for n in out["networks"]] == ["roce_node1", "roce_node2"]
+
+
+def test_sriov_manifests_raises_filter_error_with_every_problem():
+    hv = hostvars()
+    hv["node1"]["roce_vlan_id"] = 5000
+    hv["node2"]["sriov_networks_trust"] = True
+    with pytest.raises(AnsibleFilterError) as info:
+        FILTERS["sriov_manifests"](hv, ["node1", "node2"], {})
+    msg = str(info.value)
+    assert "2 problems found; nothing was rendered or applied" in msg
+    assert "node1: roce_vlan_id=5000: must be between 0 and 4094" in msg
+    assert "node2: sriov_networks_trust=true: must be the string 'on' or 'off'" in msg
+
+
+def test_sriov_validate_returns_messages():
+    hv = hostvars()
+    assert FILTERS["sriov_validate"](hv, ["node1", "node2"], {}) == []
+    hv["node2"]["roce_pod_gateway"] = "10.255.0.9"
+    msgs = FILTERS["sriov_validate"](hv, ["node1", "node2"], {})
+    assert msgs == [
+        'node2: roce_pod_gateway="10.255.0.9": gateway is outside the node\'s pod subnet 10.255.0.4/30. '
+        "Fix: pick a host address inside 10.255.0.4/30 (the address vlan_gateway puts on <roce_pf>.<roce_vlan_id>)"
+    ]
+
+
+def test_network_operator_filters_raise_filter_errors():
+    with pytest.raises(AnsibleFilterError, match="network_operator_ipam"):
+        FILTERS["nic_cluster_policy"]({"network_operator_ipam": "bogus"})
+    assert FILTERS["network_operator_helm_values"]({})["sriovNetworkOperator"] == {"enabled": True}
+    assert FILTERS["network_operator_chart_reference"]({})["version"] == "26.4.1"
+
+
+def test_yaml_documents_round_trip():
+    out = FILTERS["sriov_manifests"](hostvars(), ["node1", "node2"], {})
+    text = FILTERS["k8s_yaml_documents"](out["networks"])
+    assert text.startswith("---\n")
+    docs = list(yaml.safe_load_all(text))
+    assert docs == out["networks"]
+    assert docs[0]["spec"]["trust"] == "on"  # stays a string, not a YAML 1.1 boolean
+    assert "trust: 'on'" in text

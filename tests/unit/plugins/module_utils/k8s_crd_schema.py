@@ -1,0 +1,155 @@
+"""Validate rendered Kubernetes custom resources against the openAPIV3Schema of their CRDs.
+
+Used by the unit tests (test_k8s_crd_schema.py) and by molecule/k8s_render/verify.yml:
+
+    python tests/unit/plugins/module_utils/k8s_crd_schema.py <file-or-dir>...
+
+The CRD directory is ``$GPUFABRIC_CRDS_DIR``, default ``<repo>/../shared/crds``. A rendered kind
+without a CRD is an error, never a skip. The schemas are made strict: objects that declare
+``properties`` (and do not preserve unknown fields) reject unknown keys, as the API server's
+strict field validation would instead of silently pruning them.
+"""
+
+import copy
+import os
+import sys
+
+import jsonschema
+import yaml
+
+REPO = os.path.realpath(os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "..", ".."))
+ENV_VAR = "GPUFABRIC_CRDS_DIR"
+DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+
+
+class CrdError(Exception):
+    pass
+
+
+def crds_dir():
+    return os.environ.get(ENV_VAR) or os.path.normpath(os.path.join(REPO, "..", "shared", "crds"))
+
+
+def missing_dir_message(path):
+    return (
+        "CRD directory %s not found. The schema tests need the sriov-network-operator and network-operator CRDs "
+        "(openAPIV3Schema). Set %s to the directory holding them, e.g. %s=/work/shared/crds (default: <repo>/../shared/crds)." % (path, ENV_VAR, ENV_VAR)
+    )
+
+
+def _strict(node):
+    """Convert an OpenAPI v3 (structural) schema node to a strict JSON schema."""
+    if isinstance(node, list):
+        return [_strict(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    out = {}
+    for k, v in node.items():
+        if k in ("properties", "patternProperties"):
+            out[k] = {name: _strict(sub) for name, sub in v.items()}
+        elif k in ("items", "additionalProperties", "not") or k in ("allOf", "anyOf", "oneOf"):
+            out[k] = _strict(v)
+        elif k.startswith("x-kubernetes-") or k in ("description", "example", "externalDocs"):
+            continue
+        else:
+            out[k] = copy.deepcopy(v)
+    if out.get("nullable") and "type" in out:
+        out["type"] = [out["type"], "null"]
+    out.pop("nullable", None)
+    if "properties" in out and "additionalProperties" not in out and not node.get("x-kubernetes-preserve-unknown-fields"):
+        out["additionalProperties"] = False
+    return out
+
+
+def load_crds(path=None):
+    """Return {(apiVersion, kind): {"schema", "scope", "file"}} for every served CRD version under path."""
+    path = path or crds_dir()
+    if not os.path.isdir(path):
+        raise CrdError(missing_dir_message(path))
+    found = {}
+    for root, _dirs, files in os.walk(path):
+        for name in sorted(files):
+            if not name.endswith((".yaml", ".yml")):
+                continue
+            full = os.path.join(root, name)
+            with open(full) as fh:
+                for doc in yaml.safe_load_all(fh):
+                    if not isinstance(doc, dict) or doc.get("kind") != "CustomResourceDefinition":
+                        continue
+                    spec = doc["spec"]
+                    for ver in spec.get("versions", []):
+                        if not ver.get("served", True):
+                            continue
+                        schema = (ver.get("schema") or {}).get("openAPIV3Schema")
+                        if not schema:
+                            continue
+                        key = ("%s/%s" % (spec["group"], ver["name"]), spec["names"]["kind"])
+                        found.setdefault(key, {"schema": _strict(schema), "scope": spec.get("scope", "Namespaced"), "file": full})
+    if not found:
+        raise CrdError("no CustomResourceDefinition with an openAPIV3Schema under %s (%s)" % (path, missing_dir_message(path)))
+    return found
+
+
+def validate_object(obj, crds):
+    """Return a list of problems (empty when valid). Raises CrdError when the kind has no CRD schema."""
+    api, kind = obj.get("apiVersion"), obj.get("kind")
+    entry = crds.get((api, kind))
+    if entry is None:
+        raise CrdError(
+            "no CRD schema for %s %s in the CRD directory (%s); every rendered custom resource must be schema-checked: "
+            "add its CRD there (%s) or stop rendering it" % (api, kind, crds_dir(), ENV_VAR)
+        )
+    label = "%s %s" % (kind, (obj.get("metadata") or {}).get("name"))
+    problems = []
+    validator = jsonschema.Draft7Validator(entry["schema"])
+    for err in sorted(validator.iter_errors(obj), key=lambda e: list(e.absolute_path)):
+        problems.append("%s: %s: %s" % (label, "/".join(str(p) for p in err.absolute_path) or "<root>", err.message))
+    meta = obj.get("metadata") or {}
+    name = meta.get("name")
+    if not isinstance(name, str) or not jsonschema.Draft7Validator({"type": "string", "pattern": DNS_SUBDOMAIN, "maxLength": 253}).is_valid(name):
+        problems.append("%s: metadata.name %r is not a DNS-1123 subdomain" % (label, name))
+    if entry["scope"] == "Namespaced" and not meta.get("namespace"):
+        problems.append("%s: namespaced kind without metadata.namespace" % label)
+    if entry["scope"] == "Cluster" and meta.get("namespace"):
+        problems.append("%s: cluster-scoped kind must not set metadata.namespace" % label)
+    return problems
+
+
+def iter_documents(paths):
+    for p in paths:
+        files = [p] if os.path.isfile(p) else sorted(os.path.join(r, f) for r, _d, fs in os.walk(p) for f in fs if f.endswith((".yaml", ".yml")))
+        for f in files:
+            with open(f) as fh:
+                for doc in yaml.safe_load_all(fh):
+                    if doc is not None:
+                        yield f, doc
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:
+        print("usage: k8s_crd_schema.py <file-or-dir>...", file=sys.stderr)
+        return 2
+    try:
+        crds = load_crds()
+    except CrdError as exc:
+        print(str(exc), file=sys.stderr)
+        return 1
+    checked, other, problems = 0, 0, []
+    for f, doc in iter_documents(argv):
+        if not (isinstance(doc, dict) and "apiVersion" in doc and "kind" in doc):
+            other += 1
+            continue
+        try:
+            problems += ["%s: %s" % (f, p) for p in validate_object(doc, crds)]
+        except CrdError as exc:
+            problems.append("%s: %s" % (f, exc))
+        checked += 1
+    for p in problems:
+        print(p, file=sys.stderr)
+    print("schema-checked %d custom resources (%d non-resource documents), %d problems" % (checked, other, len(problems)))
+    return 1 if problems or checked == 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,648 @@
+"""Unit tests of plugins/module_utils/_k8s_render.py (renderer, validator, status helpers)."""
+
+import copy
+import json
+import os
+
+import pytest
+import yaml
+from k8s_crd_schema import crds_dir
+
+from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_render as r
+
+PF = "enp157s0np0"
+
+
+def reference_hostvars():
+    """The reference two-node cluster of docs/inventory.md, as hostvars."""
+    return {
+        "node1": {"roce_node_name": "node1", "roce_pf": PF, "roce_pod_subnet": "10.255.0.0/30", "roce_pod_gateway": "10.255.0.2"},
+        "node2": {"roce_node_name": "node2", "roce_pf": PF, "roce_pod_subnet": "10.255.0.4/30", "roce_pod_gateway": "10.255.0.6"},
+    }
+
+
+REFERENCE_DEFAULTS = {"roce_num_vfs": 8, "roce_mtu": 9000, "roce_vlan_id": 100}
+
+
+def render(hv=None, defaults=None, hosts=None):
+    hv = reference_hostvars() if hv is None else hv
+    return r.render_sriov(list(hv) if hosts is None else hosts, hv, dict(REFERENCE_DEFAULTS, **(defaults or {})))
+
+
+def errors_of(hv=None, defaults=None, hosts=None):
+    with pytest.raises(r.RenderValidationError) as info:
+        render(hv, defaults, hosts)
+    return info.value
+
+
+# ------------------------------------------------------------------------------ reference render
+
+
+def test_reference_two_node_render_every_field():
+    out = render()
+    assert [p["metadata"]["name"] for p in out["policies"]] == ["roce-node1", "roce-node2"]
+    assert [n["metadata"]["name"] for n in out["networks"]] == ["roce-node1", "roce-node2"]
+    for node, subnet, gateway in (("node1", "10.255.0.0/30", "10.255.0.2"), ("node2", "10.255.0.4/30", "10.255.0.6")):
+        policy = next(p for p in out["policies"] if p["metadata"]["name"] == "roce-" + node)
+        assert policy == {
+            "apiVersion": "sriovnetwork.openshift.io/v1",
+            "kind": "SriovNetworkNodePolicy",
+            "metadata": {"name": "roce-" + node, "namespace": "nvidia-network-operator"},
+            "spec": {
+                "resourceName": "roce_" + node,
+                "nodeSelector": {"kubernetes.io/hostname": node},
+                "priority": 99,
+                "mtu": 9000,
+                "numVfs": 8,
+                "nicSelector": {"pfNames": [PF], "vendor": "15b3"},
+                "deviceType": "netdevice",
+                "isRdma": True,
+                "linkType": "eth",
+            },
+        }
+        network = next(n for n in out["networks"] if n["metadata"]["name"] == "roce-" + node)
+        spec = network["spec"]
+        assert network["apiVersion"] == "sriovnetwork.openshift.io/v1"
+        assert network["kind"] == "SriovNetwork"
+        assert network["metadata"]["namespace"] == "nvidia-network-operator"
+        assert spec["resourceName"] == "roce_" + node
+        assert spec["vlan"] == 100
+        assert spec["vlanQoS"] == 0
+        assert spec["trust"] == "on" and isinstance(spec["trust"], str)
+        assert spec["spoofChk"] == "off" and isinstance(spec["spoofChk"], str)
+        assert spec["linkState"] == "enable"
+        assert spec["networkNamespace"] == "default"
+        assert "minTxRate" not in spec and "maxTxRate" not in spec
+        assert json.loads(spec["ipam"]) == {"type": "host-local", "subnet": subnet, "gateway": gateway, "routes": [{"dst": "0.0.0.0/0"}]}
+    assert out["nodes"] == [
+        {"host": "node1", "node_name": "node1", "policies": ["roce-node1"], "resources": {"nvidia.com/roce_node1": 8}},
+        {"host": "node2", "node_name": "node2", "policies": ["roce-node2"], "resources": {"nvidia.com/roce_node2": 8}},
+    ]
+
+
+def test_builtin_defaults_match_the_seed_without_role_defaults():
+    hv = reference_hostvars()
+    out = r.render_sriov(list(hv), hv, {})
+    assert out["policies"][0]["spec"]["numVfs"] == 8
+    assert out["policies"][0]["spec"]["mtu"] == 9000
+    assert out["networks"][0]["spec"]["vlan"] == 100
+
+
+def test_node_name_defaults_to_inventory_hostname():
+    hv = reference_hostvars()
+    del hv["node1"]["roce_node_name"]
+    out = render(hv)
+    assert out["policies"][0]["spec"]["nodeSelector"] == {"kubernetes.io/hostname": "node1"}
+
+
+def test_group_defaults_apply_and_host_values_win():
+    hv = reference_hostvars()
+    hv["node2"]["sriov_networks_priority"] = 10
+    hv["node2"]["roce_num_vfs"] = 16
+    out = render(hv, defaults={"sriov_networks_priority": 50, "roce_num_vfs": 4})
+    assert [p["spec"]["priority"] for p in out["policies"]] == [50, 10]
+    assert [p["spec"]["numVfs"] for p in out["policies"]] == [4, 16]
+
+
+def test_templated_digit_strings_become_integers():
+    hv = reference_hostvars()
+    hv["node1"]["roce_num_vfs"] = "8"
+    hv["node1"]["roce_vlan_id"] = "100"
+    out = render(hv)
+    assert out["policies"][0]["spec"]["numVfs"] == 8
+    assert out["networks"][0]["spec"]["vlan"] == 100
+
+
+def test_vf_ranges_extra_policy_and_allocatable_counts():
+    hv = reference_hostvars()
+    hv["node1"]["sriov_networks_pf_names"] = [PF + "#0-5"]
+    hv["node1"]["sriov_networks_extra_policies"] = [
+        {"name": "dpdk", "pf_names": [PF + "#6-7"], "resource_name": "dpdk_node1", "device_type": "vfio-pci", "is_rdma": False}
+    ]
+    out = render(hv)
+    names = [p["metadata"]["name"] for p in out["policies"]]
+    assert names == ["roce-node1", "roce-node1-dpdk", "roce-node2"]
+    dpdk = out["policies"][1]["spec"]
+    assert dpdk["nicSelector"]["pfNames"] == [PF + "#6-7"]
+    assert dpdk["deviceType"] == "vfio-pci" and dpdk["isRdma"] is False
+    assert dpdk["nodeSelector"] == {"kubernetes.io/hostname": "node1"}
+    assert out["nodes"][0]["resources"] == {"nvidia.com/roce_node1": 6, "nvidia.com/dpdk_node1": 2}
+    assert len(out["networks"]) == 2  # extra policies get no network
+
+
+def test_tx_rates_are_rendered_when_set():
+    hv = reference_hostvars()
+    hv["node1"].update(sriov_networks_min_tx_rate=100, sriov_networks_max_tx_rate=1000, sriov_networks_vlan_qos=3)
+    spec = render(hv)["networks"][0]["spec"]
+    assert (spec["minTxRate"], spec["maxTxRate"], spec["vlanQoS"]) == (100, 1000, 3)
+
+
+def test_whereabouts_renders_one_cluster_wide_network():
+    out = render(defaults={"sriov_networks_ipam": "whereabouts", "sriov_networks_whereabouts_range": "10.255.0.0/16"})
+    assert [n["metadata"]["name"] for n in out["networks"]] == ["roce"]
+    assert [p["spec"]["resourceName"] for p in out["policies"]] == ["roce", "roce"]
+    assert json.loads(out["networks"][0]["spec"]["ipam"]) == {"type": "whereabouts", "range": "10.255.0.0/16", "routes": [{"dst": "0.0.0.0/0"}]}
+    assert out["nodes"][1]["resources"] == {"nvidia.com/roce": 8}
+
+
+def test_nv_ipam_references_the_pool():
+    out = render(defaults={"sriov_networks_ipam": "nv-ipam", "sriov_networks_nv_ipam_pool": "roce-pool"})
+    assert len(out["networks"]) == 1
+    assert json.loads(out["networks"][0]["spec"]["ipam"]) == {"type": "nv-ipam", "poolName": "roce-pool", "poolType": "ippool"}
+
+
+def test_cluster_wide_ipam_one_network_per_resource_name():
+    hv = reference_hostvars()
+    hv["node2"]["sriov_networks_resource_name"] = "roce_b"
+    out = render(hv, defaults={"sriov_networks_ipam": "nv-ipam", "sriov_networks_nv_ipam_pool": "roce-pool"})
+    assert [(n["metadata"]["name"], n["spec"]["resourceName"]) for n in out["networks"]] == [("roce-roce", "roce"), ("roce-roce-b", "roce_b")]
+
+
+# ------------------------------------------------------------------------------ bad inputs
+
+
+def _set(host, **kv):
+    def mutate(hv, defaults):
+        hv[host].update(kv)
+
+    return mutate
+
+
+def _cluster(**kv):
+    def mutate(hv, defaults):
+        defaults.update(kv)
+
+    return mutate
+
+
+def _delete(host, key):
+    def mutate(hv, defaults):
+        del hv[host][key]
+
+    return mutate
+
+
+_DPDK = {"name": "dpdk", "pf_names": [PF + "#4-7"], "resource_name": "dpdk_node1", "device_type": "vfio-pci", "is_rdma": False}
+
+# (id, mutation, exact message expected among the errors)
+BAD_INPUTS = [
+    (
+        "resource-name-chars",
+        _set("node1", sriov_networks_resource_name="roce-node1"),
+        'node1: sriov_networks_resource_name="roce-node1": resourceName must match ^[a-zA-Z0-9_]+$. '
+        "Fix: use only letters, digits and underscores, e.g. roce_node1",
+    ),
+    ("num-vfs-zero", _set("node1", roce_num_vfs=0), "node1: roce_num_vfs=0: numVfs must be at least 1. Fix: set roce_num_vfs to 1..128"),
+    (
+        "num-vfs-above-mellanox-max",
+        _set("node2", roce_num_vfs=129),
+        "node2: roce_num_vfs=129: numVfs exceeds the Mellanox maximum of 128 VFs per PF. Fix: set roce_num_vfs to 128 or less",
+    ),
+    ("num-vfs-not-int", _set("node1", roce_num_vfs="eight"), 'node1: roce_num_vfs="eight": must be an integer. Fix: set roce_num_vfs to a whole number'),
+    (
+        "priority-range",
+        _set("node1", sriov_networks_priority=100),
+        "node1: sriov_networks_priority=100: must be between 0 and 99 (0 is the highest priority). Fix: set sriov_networks_priority to 0..99",
+    ),
+    ("vlan-range", _set("node2", roce_vlan_id=4095), "node2: roce_vlan_id=4095: must be between 0 and 4094 (0 = untagged). Fix: set roce_vlan_id to 0..4094"),
+    (
+        "vlan-qos-range",
+        _set("node1", sriov_networks_vlan_qos=8),
+        "node1: sriov_networks_vlan_qos=8: must be between 0 and 7 (802.1p priority). Fix: set sriov_networks_vlan_qos to 0..7",
+    ),
+    (
+        "vf-range-end-not-below-numvfs",
+        _set("node1", sriov_networks_pf_names=[PF + "#0-8"]),
+        'node1: sriov_networks_pf_names="enp157s0np0#0-8": VF range end 8 is not below numVfs 8 (VF indexes run 0..7). '
+        "Fix: end the range at 7 or less, or raise roce_num_vfs",
+    ),
+    (
+        "vf-range-reversed",
+        _set("node1", sriov_networks_pf_names=[PF + "#5-2"]),
+        'node1: sriov_networks_pf_names="enp157s0np0#5-2": VF range starts after it ends. Fix: write the range as enp157s0np0#2-5',
+    ),
+    (
+        "vf-range-syntax",
+        _set("node1", sriov_networks_pf_names=[PF + "#a-3"]),
+        'node1: sriov_networks_pf_names="enp157s0np0#a-3": invalid VF range syntax. '
+        "Fix: write '<pf>#<first>-<last>' with whole numbers, e.g. enp157s0np0#0-7",
+    ),
+    (
+        "vf-ranges-overlap-same-pf",
+        _set("node1", sriov_networks_pf_names=[PF + "#0-4"], sriov_networks_extra_policies=[_DPDK]),
+        'node1: sriov_networks_extra_policies[0].pf_names="enp157s0np0#4-7": VF range 4-7 of policy roce-node1-dpdk overlaps VFs 0-4 of policy '
+        "roce-node1 on the same PF enp157s0np0. Fix: split the VFs with disjoint 'enp157s0np0#first-last' ranges (or target different nodes)",
+    ),
+    (
+        "vfio-pci-with-rdma",
+        _set("node2", sriov_networks_device_type="vfio-pci"),
+        "node2: sriov_networks_device_type=\"vfio-pci\": deviceType 'vfio-pci' conflicts with isRdma: true. "
+        "Fix: set sriov_networks_device_type to 'netdevice', or set sriov_networks_is_rdma to false",
+    ),
+    (
+        "trust-yaml-boolean",
+        _set("node1", sriov_networks_trust=True),
+        "node1: sriov_networks_trust=true: must be the string 'on' or 'off' (unquoted on/off/yes/no are YAML booleans). "
+        "Fix: quote it: sriov_networks_trust: 'on' or sriov_networks_trust: 'off'",
+    ),
+    (
+        "spoofchk-not-on-off",
+        _set("node2", sriov_networks_spoof_chk="disabled"),
+        "node2: sriov_networks_spoof_chk=\"disabled\": must be the string 'on' or 'off'. "
+        "Fix: quote it: sriov_networks_spoof_chk: 'on' or sriov_networks_spoof_chk: 'off'",
+    ),
+    (
+        "pod-subnets-overlap",
+        _set("node2", roce_pod_subnet="10.255.0.0/29"),
+        'node2: roce_pod_subnet="10.255.0.0/29": overlaps 10.255.0.0/30 of host node1. Fix: give every node a distinct, non-overlapping pod subnet',
+    ),
+    (
+        "gateway-outside-subnet",
+        _set("node1", roce_pod_gateway="10.255.0.6"),
+        'node1: roce_pod_gateway="10.255.0.6": gateway is outside the node\'s pod subnet 10.255.0.0/30. '
+        "Fix: pick a host address inside 10.255.0.0/30 (the address vlan_gateway puts on <roce_pf>.<roce_vlan_id>)",
+    ),
+    (
+        "gateway-is-network-address",
+        _set("node1", roce_pod_gateway="10.255.0.0"),
+        'node1: roce_pod_gateway="10.255.0.0": gateway is the network or broadcast address of 10.255.0.0/30. Fix: use a host address of 10.255.0.0/30',
+    ),
+    (
+        "subnet-host-bits",
+        _set("node1", roce_pod_subnet="10.255.0.1/30"),
+        'node1: roce_pod_subnet="10.255.0.1/30": host bits are set. Fix: write the network address: 10.255.0.0/30',
+    ),
+    (
+        "subnet-missing",
+        _delete("node2", "roce_pod_subnet"),
+        "node2: roce_pod_subnet=null: required with host-local IPAM. Fix: set roce_pod_subnet to this node's pod subnet, e.g. 10.255.0.0/30",
+    ),
+    (
+        "resource-name-reused-across-nodes-host-local",
+        lambda hv, d: [hv["node1"].update(sriov_networks_resource_name="roce"), hv["node2"].update(sriov_networks_resource_name="roce")],
+        'node2: sriov_networks_resource_name="roce": resourceName already used by host node1; with host-local IPAM each node needs its own '
+        "resourceName so its pods land on the node whose subnet they get. Fix: leave sriov_networks_resource_name unset (per-node default) "
+        "or make it unique per node",
+    ),
+    (
+        "resource-name-reused-on-one-node",
+        _set("node1", sriov_networks_pf_names=[PF + "#0-3"], sriov_networks_extra_policies=[dict(_DPDK, resource_name="roce_node1")]),
+        'node1: sriov_networks_extra_policies[0].resource_name="roce_node1": resourceName already used by policy roce-node1 on this node. '
+        "Fix: give every policy on a node its own resourceName",
+    ),
+    (
+        "link-state",
+        _set("node1", sriov_networks_link_state="up"),
+        'node1: sriov_networks_link_state="up": linkState must be auto, enable or disable. '
+        "Fix: set sriov_networks_link_state to 'enable' (or 'auto'/'disable')",
+    ),
+    ("pf-missing", _delete("node1", "roce_pf"), "node1: roce_pf=[]: no PF to select. Fix: set roce_pf (e.g. enp157s0np0) or roce_pf to a list of PF names"),
+    (
+        "duplicate-node-name",
+        _set("node2", roce_node_name="node1"),
+        'node2: roce_node_name="node1": node name already used by host node1. Fix: give each host its own roce_node_name (the Kubernetes node name)',
+    ),
+    (
+        "min-above-max-tx-rate",
+        _set("node1", sriov_networks_min_tx_rate=2000, sriov_networks_max_tx_rate=1000),
+        "node1: sriov_networks_min_tx_rate=2000: minTxRate is above maxTxRate (1000). "
+        "Fix: lower sriov_networks_min_tx_rate or raise sriov_networks_max_tx_rate",
+    ),
+    (
+        "unknown-ipam",
+        _cluster(sriov_networks_ipam="dhcp"),
+        '(cluster): sriov_networks_ipam="dhcp": unknown IPAM mode. Fix: set sriov_networks_ipam to one of host-local, whereabouts, nv-ipam',
+    ),
+    (
+        "whereabouts-without-range",
+        _cluster(sriov_networks_ipam="whereabouts"),
+        '(cluster): sriov_networks_whereabouts_range="": whereabouts needs one cluster-wide CIDR range. '
+        "Fix: set sriov_networks_whereabouts_range, e.g. 10.255.0.0/16",
+    ),
+    (
+        "nv-ipam-without-pool",
+        _cluster(sriov_networks_ipam="nv-ipam"),
+        '(cluster): sriov_networks_nv_ipam_pool="": nv-ipam needs the name of an existing IPPool. '
+        "Fix: set sriov_networks_nv_ipam_pool to the IPPool name, e.g. roce-pool",
+    ),
+    (
+        "partitions-disagree-on-numvfs",
+        _set("node1", sriov_networks_pf_names=[PF + "#0-3"], sriov_networks_extra_policies=[dict(_DPDK, num_vfs=16)]),
+        "node1: sriov_networks_extra_policies[0].num_vfs=16: policies roce-node1 and roce-node1-dpdk partition PF enp157s0np0 but ask for "
+        "different numVfs (8 vs 16). Fix: use the same numVfs in every policy that selects enp157s0np0",
+    ),
+    (
+        "node-selector-non-string",
+        _set("node1", sriov_networks_node_selector={"rack": 7}),
+        'node1: sriov_networks_node_selector={"rack": 7}: not a valid Kubernetes label selector entry (values must be strings). '
+        "Fix: quote the value and use a valid label key, e.g. kubernetes.io/hostname: 'node1'",
+    ),
+    (
+        "ib-without-rdma",
+        _set("node2", sriov_networks_link_type="ib", sriov_networks_is_rdma=False),
+        "node2: sriov_networks_is_rdma=false: linkType 'ib' requires isRdma: true. Fix: set sriov_networks_is_rdma to true or linkType to 'eth'",
+    ),
+    (
+        "extra-policy-unknown-key",
+        _set("node1", sriov_networks_extra_policies=[dict(_DPDK, numvfs=4)]),
+        'node1: sriov_networks_extra_policies[0]=["numvfs"]: unknown key(s). Fix: use only: name, pf_names, resource_name, num_vfs, mtu, link_type, '
+        "device_type, is_rdma, priority, node_selector",
+    ),
+    (
+        "same-nodeselector-full-pf-overlap",
+        lambda hv, d: [hv[h].update(sriov_networks_node_selector={"feature.node.kubernetes.io/network-sriov.capable": "true"}) for h in hv],
+        'node2: roce_pf="enp157s0np0": VF range 0-7 of policy roce-node2 overlaps VFs 0-7 of policy roce-node1 on the same PF enp157s0np0. '
+        "Fix: split the VFs with disjoint 'enp157s0np0#first-last' ranges (or target different nodes)",
+    ),
+    (
+        "mtu-range",
+        _set("node1", roce_mtu=0),
+        "node1: roce_mtu=0: must be between 1 and 9978 (bytes). Fix: set roce_mtu to the VF MTU, e.g. 9000 (must not exceed the PF MTU)",
+    ),
+]
+
+
+@pytest.mark.parametrize("mutation,expected", [(m, e) for _i, m, e in BAD_INPUTS], ids=[i for i, _m, _e in BAD_INPUTS])
+def test_bad_input_is_reported_with_host_field_value_and_fix(mutation, expected):
+    hv, defaults = reference_hostvars(), {}
+    mutation(hv, defaults)
+    exc = errors_of(hv, defaults)
+    messages = [e["message"] for e in exc.errors]
+    assert expected in messages, "\n".join(messages)
+    assert expected in str(exc)
+    err = next(e for e in exc.errors if e["message"] == expected)
+    assert err["host"] and err["field"] and err["fix"]
+
+
+def test_there_are_at_least_fifteen_distinct_bad_input_cases():
+    assert len({e for _i, _m, e in BAD_INPUTS}) >= 15
+
+
+def test_every_problem_in_the_inventory_is_reported_at_once():
+    hv = reference_hostvars()
+    hv["node1"]["sriov_networks_priority"] = 150
+    hv["node1"]["roce_vlan_id"] = 5000
+    hv["node2"]["roce_pod_gateway"] = "10.255.0.9"
+    exc = errors_of(hv)
+    assert {(e["host"], e["field"]) for e in exc.errors} == {
+        ("node1", "sriov_networks_priority"),
+        ("node1", "roce_vlan_id"),
+        ("node2", "roce_pod_gateway"),
+    }
+    assert str(exc).startswith("3 problems found; nothing was rendered or applied:")
+
+
+def test_empty_node_list_is_an_error():
+    exc = errors_of({}, hosts=[])
+    assert exc.errors[0]["message"].startswith("(inventory): groups['roce_nodes']=[]: no hosts to render.")
+
+
+def test_host_without_hostvars_is_an_error():
+    exc = errors_of(hosts=["node1", "node2", "node3"])
+    assert "node3: hostvars=null: host is in roce_nodes but has no variables" in str(exc)
+
+
+def test_cluster_wide_network_settings_must_agree():
+    hv = reference_hostvars()
+    hv["node2"]["roce_vlan_id"] = 200
+    exc = errors_of(hv, defaults={"sriov_networks_ipam": "nv-ipam", "sriov_networks_nv_ipam_pool": "roce-pool"})
+    assert (
+        "node2: roce_vlan_id=200: nodes sharing resourceName roce share one SriovNetwork, but this differs from host node1. "
+        "Fix: set roce_vlan_id the same on every node with resourceName roce (e.g. in group_vars)"
+    ) in str(exc)
+
+
+def test_input_is_not_mutated():
+    hv = reference_hostvars()
+    before = copy.deepcopy(hv)
+    render(hv)
+    assert hv == before
+
+
+# ------------------------------------------------------------------------------ network operator
+
+
+def test_helm_values_defaults():
+    assert r.render_helm_values({}) == {
+        "nfd": {"enabled": True},
+        "sriovNetworkOperator": {"enabled": True},
+        "sriov-network-operator": {"operator": {"resourcePrefix": "nvidia.com"}},
+    }
+
+
+def test_helm_values_overrides_deep_merge_and_win():
+    values = r.render_helm_values(
+        {
+            "network_operator_helm_values_overrides": {
+                "nfd": {"deployNodeFeatureRules": False},
+                "sriov-network-operator": {"operator": {"resourcePrefix": "x.io"}},
+            }
+        }
+    )
+    assert values["nfd"] == {"enabled": True, "deployNodeFeatureRules": False}
+    assert values["sriov-network-operator"]["operator"]["resourcePrefix"] == "x.io"
+
+
+def test_airgap_relocates_every_chart_image_and_sets_pull_secrets():
+    values = r.render_helm_values({"network_operator_airgap": {"registry": "reg.local:5000/mirror", "image_pull_secrets": ["pull"]}})
+    refs = []
+    for path, _kind, _default in r.CHART_IMAGES["26.4.1"]:
+        node = values
+        for k in path:
+            node = node[k]
+        refs.append(node)
+    assert len(refs) == 14
+    assert all(ref.startswith("reg.local:5000/mirror/") for ref in refs)
+    assert values["operator"]["repository"] == "reg.local:5000/mirror/nvidia/cloud-native"
+    assert values["sriov-network-operator"]["images"]["resourcesInjector"] == "reg.local:5000/mirror/k8snetworkplumbingwg/network-resources-injector:v1.7.0"
+    assert values["imagePullSecrets"] == ["pull"]
+    assert values["sriov-network-operator"]["imagePullSecrets"] == ["pull"]
+    assert values["node-feature-discovery"]["imagePullSecrets"] == [{"name": "pull"}]
+
+
+def test_airgap_table_covers_every_image_key_of_the_shared_chart_values():
+    """Every image/repository key of chart-values.yaml 26.4.1 must be relocated by the airgap table."""
+    path = os.path.join(crds_dir(), "network-operator-v26.4.1", "chart-values.yaml")
+    if not os.path.exists(path):
+        pytest.fail("chart values %s not found; set GPUFABRIC_CRDS_DIR (see k8s_crd_schema.py)" % path)
+    with open(path) as fh:
+        values = yaml.safe_load(fh)
+    found = set()
+
+    def walk(node, trail):
+        if isinstance(node, dict):
+            for k, v in node.items():
+                walk(v, trail + (k,))
+        elif isinstance(node, str) and (trail[-1] == "repository" or trail[-2:-1] == ("images",)):
+            found.add(trail)
+
+    walk(values, ())
+    table = {path for path, _k, _d in r.CHART_IMAGES["26.4.1"]}
+    assert found == table
+    for path, _kind, default in r.CHART_IMAGES["26.4.1"]:
+        node = values
+        for k in path:
+            node = node[k]
+        assert node == default
+
+
+def test_relocate_image_flatten():
+    assert r.relocate_image("nvcr.io/nvidia/mellanox/sriov-cni:v1", "mirror.local", preserve_path=False) == "mirror.local/sriov-cni:v1"
+    assert r.relocate_image("nvcr.io/nvidia/mellanox", "mirror.local/", preserve_path=False, kind="repo") == "mirror.local"
+    assert r.relocate_image("nvcr.io/nvidia/mellanox/node-feature-discovery", "m.local", False, "repo_full") == "m.local/node-feature-discovery"
+    assert r.relocate_image("busybox:1", "mirror.local") == "mirror.local/busybox:1"
+
+
+def test_airgap_flattened_chart_values_give_registry_slash_image():
+    values = r.render_helm_values({"network_operator_airgap": {"registry": "m.local/nv", "preserve_path": False}})
+    assert values["operator"]["repository"] == "m.local/nv"
+    assert values["node-feature-discovery"]["image"]["repository"] == "m.local/nv/node-feature-discovery"
+    assert values["sriov-network-operator"]["images"]["sriovCni"] == "m.local/nv/sriov-cni:network-operator-v26.4.1"
+    assert "imagePullSecrets" not in values
+
+
+@pytest.mark.parametrize(
+    "cfg,expected",
+    [
+        (
+            {"network_operator_airgap": {"registry": "https://reg.local/"}},
+            '(cluster): network_operator_airgap.registry="https://reg.local/": not a registry/repository prefix. '
+            "Fix: write host[:port][/path] without scheme or trailing slash, e.g. registry.local:5000/nvidia-mirror",
+        ),
+        (
+            {"network_operator_chart_version": "25.1.0", "network_operator_airgap": {"registry": "reg.local"}},
+            '(cluster): network_operator_chart_version="25.1.0": the image list for air-gapped relocation is only known for chart 26.4.1. '
+            "Fix: pin network_operator_chart_version to a known version, or add the chart's image keys to CHART_IMAGES in plugins/module_utils/_k8s_render.py",
+        ),
+        (
+            {"network_operator_nfd_enabled": "yes"},
+            '(cluster): network_operator_nfd_enabled="yes": must be a boolean. Fix: set network_operator_nfd_enabled to true or false (unquoted)',
+        ),
+    ],
+)
+def test_helm_values_validation(cfg, expected):
+    with pytest.raises(r.RenderValidationError) as info:
+        r.render_helm_values(cfg)
+    assert expected in [e["message"] for e in info.value.errors]
+
+
+def test_chart_reference():
+    ref = r.render_chart_reference({})
+    assert ref["repository"] == "https://helm.ngc.nvidia.com/nvidia"
+    assert (ref["chart"], ref["version"], ref["release_name"], ref["namespace"]) == (
+        "network-operator",
+        "26.4.1",
+        "network-operator",
+        "nvidia-network-operator",
+    )
+    assert ref["helm_command"].startswith("helm upgrade --install network-operator network-operator --repo https://helm.ngc.nvidia.com/nvidia --version 26.4.1")
+    with pytest.raises(r.RenderValidationError) as info:
+        r.render_chart_reference({"network_operator_namespace": "Bad_NS", "network_operator_chart_version": "latest"})
+    assert len(info.value.errors) == 2
+
+
+def test_nic_cluster_policy_default():
+    ncp = r.render_nic_cluster_policy({})
+    assert ncp["metadata"] == {"name": "nic-cluster-policy"}
+    assert set(ncp["spec"]) == {"secondaryNetwork", "nvIpam"}
+    assert ncp["spec"]["secondaryNetwork"]["multus"] == {"image": "multus-cni", "repository": "nvcr.io/nvidia/mellanox", "version": "network-operator-v26.4.1"}
+    assert ncp["spec"]["nvIpam"]["enableWebhook"] is False
+
+
+def test_nic_cluster_policy_full():
+    ncp = r.render_nic_cluster_policy(
+        {
+            "network_operator_ipam": "whereabouts",
+            "network_operator_ofed_driver": True,
+            "network_operator_rdma_shared_device_plugin": True,
+            "network_operator_airgap": {"registry": "reg.local", "preserve_path": False, "image_pull_secrets": ["pull"]},
+            "network_operator_images": {"multus": {"version": "v4.1.0"}},
+            "network_operator_nic_cluster_policy_overrides": {"ofedDriver": {"forcePrecompiled": True}},
+        }
+    )
+    spec = ncp["spec"]
+    assert "nvIpam" not in spec  # the 26.x CRD has no whereabouts field: nothing is deployed for it
+    assert spec["secondaryNetwork"]["multus"] == {"image": "multus-cni", "repository": "reg.local", "version": "v4.1.0", "imagePullSecrets": ["pull"]}
+    assert spec["ofedDriver"]["image"] == "doca-driver" and spec["ofedDriver"]["forcePrecompiled"] is True
+    assert json.loads(spec["rdmaSharedDevicePlugin"]["config"])["configList"][0]["resourceName"] == "rdma_shared_device_a"
+    assert r.ncp_component_names(ncp) == ["ofedDriver", "rdmaSharedDevicePlugin", "secondaryNetwork.cniPlugins", "secondaryNetwork.multus"]
+
+
+@pytest.mark.parametrize(
+    "cfg,expected",
+    [
+        (
+            {"network_operator_ipam": "dhcp"},
+            '(cluster): network_operator_ipam="dhcp": unknown IPAM component. Fix: set network_operator_ipam to nv-ipam, whereabouts or none',
+        ),
+        (
+            {"network_operator_images": {"sriov": {}}},
+            '(cluster): network_operator_images=["sriov"]: unknown component(s). '
+            "Fix: use only cni_plugins, multus, nv_ipam, ofed_driver, rdma_shared_device_plugin",
+        ),
+        (
+            {"network_operator_images": {"multus": {"image": "ghcr.io/multus:v4"}}},
+            '(cluster): network_operator_images.multus.image="ghcr.io/multus:v4": image name must match [a-zA-Z0-9-]+. '
+            "Fix: give the image name without registry or tag",
+        ),
+        (
+            {"network_operator_rdma_shared_device_plugin": True, "network_operator_rdma_shared_device_plugin_config": "{not json"},
+            '(cluster): network_operator_rdma_shared_device_plugin_config="{not json": not valid JSON. '
+            "Fix: give a mapping (it is serialised for you) or a JSON string",
+        ),
+    ],
+)
+def test_nic_cluster_policy_validation(cfg, expected):
+    with pytest.raises(r.RenderValidationError) as info:
+        r.render_nic_cluster_policy(cfg)
+    assert expected in [e["message"] for e in info.value.errors]
+
+
+# ------------------------------------------------------------------------------ status helpers
+
+
+def test_ncp_unready_components():
+    policy = {
+        "status": {
+            "state": "notReady",
+            "appliedStates": [
+                {"name": "state-multus-cni", "state": "ready"},
+                {"name": "state-OFED", "state": "notReady", "message": "waiting for pods"},
+                {"name": "state-rdma-device-plugin", "state": "ignore"},
+            ],
+        }
+    }
+    assert r.ncp_unready_components(policy) == ["state-OFED: notReady (waiting for pods)"]
+    assert r.ncp_unready_components({}) == ["NicClusterPolicy nic-cluster-policy not found"]
+    assert r.ncp_unready_components({"status": {"state": "error", "reason": "bad spec"}}) == ["state=error reason: bad spec"]
+    assert r.ncp_unready_components({"status": {"state": "ready", "appliedStates": [{"name": "a", "state": "ready"}]}}) == []
+
+
+def test_deployments_unavailable():
+    deps = [
+        {"metadata": {"name": "ok"}, "spec": {"replicas": 1}, "status": {"availableReplicas": 1}},
+        {"metadata": {"name": "slow"}, "spec": {"replicas": 2}, "status": {"availableReplicas": 1}},
+        {"metadata": {"name": "new"}, "spec": {"replicas": 1}, "status": {}},
+    ]
+    assert r.deployments_unavailable(deps) == ["slow: 1/2 available", "new: 0/1 available"]
+
+
+def test_sriov_node_states_pending_reports_last_sync_error():
+    states = [
+        {"metadata": {"name": "node1"}, "status": {"syncStatus": "Succeeded"}},
+        {"metadata": {"name": "node2"}, "status": {"syncStatus": "Failed", "lastSyncError": "numVfs 8 > totalvfs 4"}},
+    ]
+    assert r.sriov_node_states_pending(states, ["node1", "node2", "node3"]) == [
+        "node2: syncStatus=Failed lastSyncError: numVfs 8 > totalvfs 4",
+        "node3: no SriovNetworkNodeState yet (is the sriov-network-config-daemon running on it?)",
+    ]
+
+
+def test_allocatable_mismatches():
+    expected = render()["nodes"]
+    nodes = [
+        {"metadata": {"name": "node1"}, "status": {"allocatable": {"nvidia.com/roce_node1": "8", "cpu": "64"}}},
+        {"metadata": {"name": "node2"}, "status": {"allocatable": {"nvidia.com/roce_node2": "4"}}},
+    ]
+    assert r.allocatable_mismatches(nodes, expected) == ["node2: allocatable nvidia.com/roce_node2 is 4, expected 8"]
+    assert r.allocatable_mismatches(nodes[:1], expected) == ["node2: node not found"]
