@@ -48,10 +48,9 @@ def _host_inputs(hostvars, hosts):
     """Pull only the variables the renderer reads out of Ansible's hostvars, as plain data."""
     out = {}
     for host in hosts:
-        try:
-            hv = hostvars[host]
-        except KeyError:
+        if host not in hostvars:  # reported by the renderer as a host without variables
             continue
+        hv = hostvars[host]
         picked = {}
         for key in SRIOV_PER_HOST_KEYS:
             try:
