@@ -172,7 +172,7 @@ def _read(path):
     try:
         with open(path) as f:
             return f.read().strip()
-    except (OSError, IOError, UnicodeDecodeError):
+    except (OSError, UnicodeDecodeError):
         return None
 
 
@@ -430,7 +430,7 @@ def _bw_fields(key, value, unit):
     else:
         mib = value
         gbps = value * MIB * 8 / 1e9
-    return {key + '_gbps': round(gbps, 6), key + '_mib_s': round(mib, 6)}
+    return {key + '_gbps': round(gbps, 9), key + '_mib_s': round(mib, 9)}
 
 
 def parse_output(stdout, stderr=''):
@@ -565,7 +565,7 @@ def describe_side(params):
 def failure_message(host, params, rc, stdout, stderr):
     """The message of a failed perftest run, quoting perftest."""
     side = describe_side(params)
-    if rc == TIMEOUT_RC or rc == 137:
+    if rc in (TIMEOUT_RC, 137):
         what = ('no client connected' if params['role'] == 'server'
                 else 'the server did not answer or the test ran longer than expected')
         msg = '%s: %s did not finish within timeout=%d s (%s)' % (host, side, params['timeout'], what)
@@ -606,16 +606,15 @@ def check_thresholds(host, params, results, link_speed_mbps, speed_netdev):
         if not ok:
             failures.append('%s: %s: average bandwidth %.2f Gb/s (%d-byte messages) is below min_bw_gbps=%s'
                             % (host, side, measured, size, _num(params['min_bw_gbps'])))
-    if params.get('min_bw_pct_of_link') is not None and 'bw_average_gbps' in results:
-        if link_speed_mbps:
-            pct = results.get('bw_pct_of_link')
-            ok = pct >= params['min_bw_pct_of_link']
-            checks.append({'name': 'min_bw_pct_of_link', 'limit': params['min_bw_pct_of_link'], 'measured': pct,
-                           'unit': '%', 'passed': ok})
-            if not ok:
-                failures.append('%s: %s: average bandwidth %.2f Gb/s is %.2f%% of the %s link (%d Mb/s), below '
-                                'min_bw_pct_of_link=%s' % (host, side, results['bw_average_gbps'], pct, speed_netdev,
-                                                           link_speed_mbps, _num(params['min_bw_pct_of_link'])))
+    if params.get('min_bw_pct_of_link') is not None and 'bw_average_gbps' in results and link_speed_mbps:
+        pct = results.get('bw_pct_of_link')
+        ok = pct >= params['min_bw_pct_of_link']
+        checks.append({'name': 'min_bw_pct_of_link', 'limit': params['min_bw_pct_of_link'], 'measured': pct,
+                       'unit': '%', 'passed': ok})
+        if not ok:
+            failures.append('%s: %s: average bandwidth %.2f Gb/s is %.2f%% of the %s link (%d Mb/s), below '
+                            'min_bw_pct_of_link=%s' % (host, side, results['bw_average_gbps'], pct, speed_netdev,
+                                                       link_speed_mbps, _num(params['min_bw_pct_of_link'])))
     if params.get('max_lat_us') is not None and 't_avg_us' in results:
         measured = results['t_avg_us']
         ok = measured <= params['max_lat_us']
@@ -644,7 +643,7 @@ def add_link_percentage(results, link_speed_mbps):
 # the whole task
 # ---------------------------------------------------------------------------------------------
 
-def run(host, params, runner, check_mode=False, binary=None, timeout_bin=None):
+def run(host, params, runner, *, check_mode=False, binary=None, timeout_bin=None):
     """Validates, resolves the GID, runs perftest through ``runner(argv) -> (rc, stdout, stderr)``
     and returns ``(result, error_message)``; ``error_message`` is None on success.
 

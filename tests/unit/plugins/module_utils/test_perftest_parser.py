@@ -1,0 +1,292 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The perftest parser and error classifier against REAL outputs captured with Debian perftest
+4.5+0.17 over rdma_rxe on kernel 6.1.0-56 (tests/unit/fixtures/perftest/README.md).
+
+Expected numbers are copied from the result lines of those files."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type  # noqa: UP001
+
+import os
+
+import pytest
+
+from ansible_collections.gpufabric.roce.plugins.module_utils import _perftest as pt
+
+FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'perftest')
+MIB = 1048576
+
+
+def fixture(name):
+    with open(os.path.join(FIXTURES, name)) as f:
+        return f.read()
+
+
+def capture(case, side=None):
+    base = case if side is None else '%s.%s' % (case, side)
+    stderr = fixture(base + '.stderr') if os.path.exists(os.path.join(FIXTURES, base + '.stderr')) else ''
+    rc_path = os.path.join(FIXTURES, base + '.rc')
+    rc = int(fixture(base + '.rc')) if os.path.exists(rc_path) else 0
+    return fixture(base + '.stdout'), stderr, rc
+
+
+# case, side, bytes, iterations, BW average as printed, unit printed, MsgRate
+BW_CASES = [
+    ('write_bw', 'client', 4096, 24000, 46.86, 'MB/sec', 0.011996),
+    ('write_bw', 'server', 4096, 24000, 46.86, 'MB/sec', 0.011996),
+    ('write_bw_gbits', 'client', 4096, 23700, 0.39, 'Gb/sec', 0.011848),
+    ('write_bw_gbits', 'server', 4096, 23700, 0.39, 'Gb/sec', 0.011848),
+    ('read_bw', 'client', 4096, 20700, 40.39, 'MB/sec', 0.010339),
+    ('read_bw', 'server', 4096, 20700, 40.39, 'MB/sec', 0.010339),
+    ('read_bw_gbits', 'client', 4096, 20500, 0.34, 'Gb/sec', 0.010248),
+    ('read_bw_gbits', 'server', 4096, 20500, 0.34, 'Gb/sec', 0.010248),
+    ('send_bw', 'client', 4096, 9700, 18.85, 'MB/sec', 0.004826),
+    ('send_bw', 'server', 4096, 9812, 19.16, 'MB/sec', 0.004905),
+    ('send_bw_gbits', 'client', 4096, 10500, 0.17, 'Gb/sec', 0.005249),
+    ('send_bw_gbits', 'server', 4096, 10611, 0.17, 'Gb/sec', 0.005305),
+    ('write_bw_rdma_cm', 'client', 4096, 10800, 21.09, 'MB/sec', 0.005399),
+    ('write_bw_iters_qps2', 'client', 8192, 1000, 48.51, 'MB/sec', 0.006209),
+]
+
+# case, side, t_min, t_max, t_typical, t_avg, t_stdev, 99%, 99.9%
+LAT_CASES = [
+    ('write_lat', 'client', 3863.69, 6039.31, 4001.15, 4071.18, 369.39, 6024.93, 6039.31),
+    ('write_lat', 'server', 3907.94, 6040.00, 3999.19, 4060.00, 339.61, 6019.03, 6040.00),
+    ('read_lat', 'client', 35.51, 219.09, 38.95, 40.86, 11.22, 163.81, 219.09),
+    ('send_lat', 'client', 3614.26, 5998.99, 4000.74, 4027.65, 240.93, 5981.90, 5998.99),
+    ('send_lat', 'server', 3734.54, 6004.56, 3999.26, 4019.90, 186.88, 5872.71, 6004.56),
+    ('write_lat_rdma_cm', 'client', 2949.68, 4301.07, 3999.34, 3992.51, 79.25, 4060.30, 4301.07),
+]
+
+
+@pytest.mark.parametrize('row', BW_CASES, ids=['%s.%s' % r[:2] for r in BW_CASES])
+def test_bandwidth_table(row):
+    case, side, size, iters, avg, unit, mpps = row
+    stdout, stderr, rc = capture(case, side)
+    assert rc == 0
+    parsed = pt.parse_output(stdout, stderr)
+    res = parsed['results']
+    assert parsed['bw_unit'] == unit
+    assert res['bytes'] == size
+    assert res['iterations'] == iters
+    assert res['msg_rate_mpps'] == pytest.approx(mpps)
+    if unit == 'Gb/sec':
+        assert res['bw_average_gbps'] == pytest.approx(avg)
+        assert res['bw_average_mib_s'] == pytest.approx(avg * 1e9 / 8 / MIB, rel=1e-6)
+    else:
+        assert res['bw_average_mib_s'] == pytest.approx(avg)
+        assert res['bw_average_gbps'] == pytest.approx(avg * MIB * 8 / 1e9, rel=1e-5)
+    assert len(parsed['rows']) == 1
+
+
+def test_mb_and_gbits_runs_agree_on_the_order_of_magnitude():
+    # Two separate real runs of the same test, one per header variant: same rate within 10 %.
+    mb = pt.parse_output(*capture('write_bw', 'client')[:2])['results']
+    gb = pt.parse_output(*capture('write_bw_gbits', 'client')[:2])['results']
+    assert gb['bw_average_gbps'] == pytest.approx(mb['bw_average_gbps'], rel=0.1)
+
+
+def test_derived_mib_header_variant():
+    # Not captured: write_bw.client.stdout with the newer upstream header (see the fixtures README).
+    derived = pt.parse_output(fixture('derived_write_bw_mib.client.stdout'))
+    captured = pt.parse_output(fixture('write_bw.client.stdout'))
+    assert derived['bw_unit'] == 'MiB/sec'
+    assert captured['bw_unit'] == 'MB/sec'
+    assert derived['results'] == captured['results']
+    assert derived['results']['bw_average_mib_s'] == 46.86
+
+
+def test_duration_mode_reports_zero_peak():
+    res = pt.parse_output(fixture('write_bw.client.stdout'))['results']
+    assert res['bw_peak_gbps'] == 0.0
+    assert res['bw_peak_mib_s'] == 0.0
+
+
+def test_iterations_mode_reports_peak():
+    res = pt.parse_output(fixture('write_bw_iters_qps2.client.stdout'))['results']
+    assert res['bw_peak_mib_s'] == 50.50
+    assert res['bw_peak_gbps'] == pytest.approx(50.50 * MIB * 8 / 1e9)
+
+
+@pytest.mark.parametrize('row', LAT_CASES, ids=['%s.%s' % r[:2] for r in LAT_CASES])
+def test_latency_table(row):
+    case, side, tmin, tmax, typ, avg, stdev, p99, p999 = row
+    stdout, stderr, rc = capture(case, side)
+    assert rc == 0
+    parsed = pt.parse_output(stdout, stderr)
+    assert parsed['bw_unit'] is None
+    assert parsed['results'] == {
+        'bytes': 64, 'iterations': 200, 't_min_us': tmin, 't_max_us': tmax, 't_typical_us': typ,
+        't_avg_us': avg, 't_stdev_us': stdev, 't_p99_us': p99, 't_p99_9_us': p999,
+    }
+
+
+def test_latency_duration_table():
+    client = pt.parse_output(fixture('write_lat_duration.client.stdout'))['results']
+    server = pt.parse_output(fixture('write_lat_duration.server.stdout'))['results']
+    assert client == {'bytes': 64, 'iterations': 245, 't_avg_us': 4082.85, 'tps_average': 122.46}
+    assert server == {'bytes': 64, 'iterations': 247, 't_avg_us': 4049.08, 'tps_average': 123.48}
+
+
+def test_read_lat_server_prints_no_table_and_the_inline_warning_is_kept():
+    stdout, stderr, rc = capture('read_lat', 'server')
+    parsed = pt.parse_output(stdout, stderr)
+    assert rc == 0
+    assert parsed['results'] == {}
+    assert parsed['rows'] == []
+    assert parsed['test_name'] == 'RDMA_Read Latency Test'
+    assert parsed['perftest_warnings'] == ['Device not recognized to implement inline feature. Disabling it']
+
+
+def test_all_sizes_rows():
+    parsed = pt.parse_output(fixture('write_bw_all_sizes.client.stdout'))
+    sizes = [r['bytes'] for r in parsed['rows']]
+    assert sizes == [2 ** n for n in range(1, 24)]
+    assert parsed['results'] == parsed['rows'][-1]
+    assert parsed['results']['bw_peak_mib_s'] == 52.97
+    assert parsed['rows'][11] == {
+        'bytes': 4096, 'iterations': 5, 'bw_peak_mib_s': 42.16, 'bw_peak_gbps': pytest.approx(42.16 * MIB * 8 / 1e9),
+        'bw_average_mib_s': 24.53, 'bw_average_gbps': pytest.approx(24.53 * MIB * 8 / 1e9), 'msg_rate_mpps': 0.00628,
+    }
+
+
+def test_cpu_frequency_line_between_header_and_row_is_a_warning_not_a_row():
+    # Synthetic edit of a real capture: newer perftest prints this line between header and row
+    # (seen in published outputs); the row after it must still be read.
+    lines = fixture('write_bw.client.stdout').splitlines()
+    header = next(i for i, line in enumerate(lines) if '#bytes' in line)
+    note = 'Conflicting CPU frequency values detected: 1846.550000 != 2596.396000. CPU Frequency is not max.'
+    lines.insert(header + 1, note)
+    parsed = pt.parse_output('\n'.join(lines))
+    assert parsed['results']['bw_average_mib_s'] == 46.86
+    assert len(parsed['rows']) == 1
+    assert parsed['perftest_warnings'] == [note]
+
+
+def test_preamble_bw_client():
+    parsed = pt.parse_output(fixture('write_bw.client.stdout'))
+    assert parsed['test_name'] == 'RDMA_Write BW Test'
+    assert parsed['preamble'] == {
+        'dual_port': False, 'device': 'rxe0', 'num_qps': 1, 'transport_type': 'IB', 'connection_type': 'RC',
+        'using_srq': False, 'pcie_relax_order': True, 'ibv_wr_api': False, 'tx_depth': 128, 'cq_moderation': 100,
+        'mtu_bytes': 1024, 'link_type': 'Ethernet', 'gid_index': 2, 'max_inline_data_bytes': 0,
+        'rdma_cm_qps': False, 'data_exchange_method': 'Ethernet',
+    }
+
+
+def test_preamble_read_and_send_specific_keys():
+    read = pt.parse_output(fixture('read_bw.client.stdout'))['preamble']
+    send = pt.parse_output(fixture('send_bw.server.stdout'))['preamble']
+    assert read['outstanding_reads'] == 128
+    assert 'max_inline_data_bytes' not in read
+    assert send['rx_depth'] == 512
+    assert 'tx_depth' not in send
+
+
+def test_preamble_rdma_cm():
+    preamble = pt.parse_output(fixture('write_bw_rdma_cm.server.stdout'))['preamble']
+    assert preamble['rdma_cm_qps'] is True
+    assert preamble['data_exchange_method'] == 'rdma_cm'
+    assert preamble['gid_index'] == 1
+
+
+def test_connection_gids_and_qps():
+    conn = pt.parse_output(fixture('write_bw_iters_qps2.client.stdout'))['connection']
+    assert [q['qpn'] for q in conn['local']] == ['0x0026', '0x0027']
+    assert [q['qpn'] for q in conn['remote']] == ['0x0025', '0x0028']
+    assert conn['local'][0]['gid'] == '0000:0000:0000:0000:0000:ffff:0aff:0001'
+    assert conn['local'][0]['gid_ipv4'] == '10.255.0.1'
+    ll = pt.parse_output(fixture('write_bw.client.stdout').replace(
+        '00:00:00:00:00:00:00:00:00:00:255:255:10:255:00:01', '254:128:00:00:00:00:00:00:08:23:88:255:254:101:176:73'))
+    assert ll['connection']['local'][0]['gid'] == 'fe80:0000:0000:0000:0817:58ff:fe65:b049'
+    assert ll['connection']['local'][0]['gid_ipv4'] is None
+
+
+def test_empty_output():
+    parsed = pt.parse_output('', '')
+    assert parsed['results'] == {}
+    assert parsed['preamble'] == {}
+    assert parsed['test_name'] is None
+
+
+# ---------------------------------------------------------------- failures
+
+FAILURES = [
+    ('nodevice', None, 'Unable to find the Infiniband/RoCE device'),
+    ('nosuch_device_client', None, 'Unable to find the Infiniband/RoCE device'),
+    ('nosuch_device_server', None, 'Unable to find the Infiniband/RoCE device'),
+    ('no_server_client', None, "Couldn't connect to 10.255.0.1:18515"),
+    ('no_server_client_lat', None, "Couldn't connect to 10.255.0.1:18515"),
+    ('no_server_client_rdma_cm', None, 'Unable to perform rdma_client function'),
+    ('wrong_gid_client_other_netdev', 'client', 'Failed to modify QP 19 to RTR'),
+    ('rtr_fail_two_rxe', 'client', 'Failed to modify QP 17 to RTR'),
+    ('rtr_fail_two_rxe', 'server', "ethernet_read_keys: Couldn't read remote address"),
+    ('wrong_gid_client_ipv6_ll', 'client', 'Found Incompatibility issue with GID types.'),
+    ('wrong_gid_client_ipv6_ll', 'server', 'Found Incompatibility issue with GID types.'),
+    ('wrong_gid_client_empty_slot', 'client', 'Found Incompatibility issue with GID types.'),
+    ('write_bw_port_mismatch', 'client', 'Unable to query port 2 attributes'),
+]
+
+
+@pytest.mark.parametrize('case,side,quoted', FAILURES)
+def test_failure_outputs_are_classified(case, side, quoted):
+    stdout, stderr, rc = capture(case, side)
+    assert rc == 1
+    found, hint = pt.classify_error(stdout, stderr)
+    assert found == quoted
+    assert hint
+
+
+def test_rtr_failure_hint_points_at_gid_auto():
+    _, hint = pt.classify_error(*capture('wrong_gid_client_other_netdev', 'client')[:2])
+    assert 'gid_index: auto' in hint
+
+
+def test_successful_outputs_classify_as_no_error():
+    for case, side in (('write_bw', 'client'), ('read_lat', 'server'), ('write_bw_rdma_cm', 'server')):
+        assert pt.classify_error(*capture(case, side)[:2]) == (None, None)
+
+
+def client_params(**kw):
+    params = dict(test='ib_write_bw', role='client', server='10.255.0.1', device='rxe0', ib_port=1, gid_index=2,
+                  netdev=None, size=4096, duration=2, iterations=None, qps=None, report_gbits=False, rdma_cm=False,
+                  tcp_port=None, timeout=60, extra_args=[], min_bw_gbps=None, min_bw_pct_of_link=None,
+                  max_lat_us=None, sysfs_root=os.path.join(FIXTURES, 'sysfs'))
+    params.update(kw)
+    return params
+
+
+def test_failure_message_rtr():
+    stdout, stderr, rc = capture('wrong_gid_client_other_netdev', 'client')
+    msg, quoted, hint = pt.failure_message('node2', client_params(gid_index=1), rc, stdout, stderr)
+    assert msg == (
+        "node2: ib_write_bw client to 10.255.0.1 failed (rc=1). perftest said: 'Failed to modify QP 19 to RTR' "
+        "[stderr: Failed to modify QP 19 to RTR | Unable to Connect the HCA's through the link]. Fix: " + hint)
+    assert quoted == 'Failed to modify QP 19 to RTR'
+
+
+def test_failure_message_no_device():
+    stdout, stderr, rc = capture('nosuch_device_server')
+    msg, _, _ = pt.failure_message('node1', client_params(role='server', server=None, device='nosuch'), rc, stdout, stderr)
+    assert msg.startswith("node1: ib_write_bw server failed (rc=1). perftest said: 'Unable to find the Infiniband/RoCE device' "
+                          "[stderr: IB device nosuch not found | Unable to find the Infiniband/RoCE device]. Fix: ")
+
+
+def test_failure_message_server_timeout():
+    stdout, stderr, rc = capture('server_no_client_timeout')
+    assert rc == 124
+    msg, quoted, _ = pt.failure_message('node1', client_params(role='server', server=None, timeout=30), rc, stdout, stderr)
+    assert msg == ('node1: ib_write_bw server did not finish within timeout=30 s (no client connected). '
+                   'Fix: start the client within the timeout, or raise timeout')
+    assert quoted is None
+
+
+def test_failure_message_unknown_error_quotes_stderr():
+    # Synthetic text (not a perftest message): an unknown error is quoted as its stderr lines.
+    msg, quoted, hint = pt.failure_message('n', client_params(), 1, '', ' first unknown line\n\n second unknown line\n')
+    assert msg == "n: ib_write_bw client to 10.255.0.1 failed (rc=1). perftest said: 'first unknown line | second unknown line'"
+    assert hint is None
+    assert quoted == 'first unknown line | second unknown line'

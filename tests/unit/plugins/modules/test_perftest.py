@@ -1,0 +1,143 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The module end to end through AnsibleModule: argument_spec constraints, check mode, a run whose
+``run_command`` replays a real capture, and failures."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type  # noqa: UP001
+
+import json
+import os
+
+import pytest
+
+from ansible.module_utils import basic
+from ansible_collections.gpufabric.roce.plugins.modules import perftest
+
+FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'perftest')
+SYSFS = os.path.join(FIXTURES, 'sysfs')
+
+try:
+    from ansible.module_utils.testing import patch_module_args
+except ImportError:  # ansible-core < 2.19
+    import contextlib
+
+    from ansible.module_utils.common.text.converters import to_bytes
+
+    @contextlib.contextmanager
+    def patch_module_args(args):
+        old = basic._ANSIBLE_ARGS
+        basic._ANSIBLE_ARGS = to_bytes(json.dumps({'ANSIBLE_MODULE_ARGS': args}))
+        try:
+            yield
+        finally:
+            basic._ANSIBLE_ARGS = old
+
+
+def fixture(name):
+    with open(os.path.join(FIXTURES, name)) as f:
+        return f.read()
+
+
+def run_module(monkeypatch, capsys, args, case=None, bins=True):
+    calls = []
+
+    def fake_run_command(self, cmd, *a, **kw):
+        calls.append(cmd)
+        return int(fixture(case + '.rc')), fixture(case + '.stdout'), fixture(case + '.stderr')
+
+    def fake_bin(self, name, required=False, opt_dirs=None):
+        return '/usr/bin/' + name if bins else None
+
+    monkeypatch.setattr(basic.AnsibleModule, 'run_command', fake_run_command)
+    monkeypatch.setattr(basic.AnsibleModule, 'get_bin_path', fake_bin)
+    monkeypatch.setattr(perftest.platform, 'node', lambda: 'node2')
+    with patch_module_args(args), pytest.raises(SystemExit) as exc:
+        perftest.main()
+    out = json.loads(capsys.readouterr().out)
+    return exc.value.code, out, calls
+
+
+CLIENT = dict(test='ib_write_bw', role='client', server='10.255.0.1', device='rxe0', gid_index='auto',
+              netdev='va.100', size=4096, duration=2, timeout=30, sysfs_root=SYSFS)
+
+
+def test_client_success(monkeypatch, capsys):
+    code, out, calls = run_module(monkeypatch, capsys, CLIENT, 'write_bw.client')
+    assert code == 0
+    assert calls == [['/usr/bin/timeout', '--kill-after=5', '30', '/usr/bin/ib_write_bw', '-d', 'rxe0', '-i', '1',
+                      '-x', '2', '-s', '4096', '-D', '2', '10.255.0.1']]
+    assert out['changed'] is False
+    assert out['gid_index'] == 2
+    assert out['results']['bw_average_mib_s'] == 46.86
+    assert out['results']['iterations'] == 24000
+    assert out['cmd'] == calls[0]
+    assert out['stdout'] == fixture('write_bw.client.stdout')
+
+
+def test_latency_server_success(monkeypatch, capsys):
+    args = dict(test='ib_write_lat', role='server', device='rxe0', gid_index=2, iterations=200, size=64, sysfs_root=SYSFS)
+    code, out, calls = run_module(monkeypatch, capsys, args, 'write_lat.server')
+    assert code == 0
+    assert calls[0][3:] == ['/usr/bin/ib_write_lat', '-d', 'rxe0', '-i', '1', '-x', '2', '-s', '64', '-n', '200']
+    assert out['results']['t_typical_us'] == 3999.19
+    assert out['results']['t_p99_9_us'] == 6040.00
+
+
+def test_client_requires_server(monkeypatch, capsys):
+    args = dict(CLIENT)
+    del args['server']
+    code, out, calls = run_module(monkeypatch, capsys, args, 'write_bw.client')
+    assert code == 1
+    assert out['msg'] == 'role is client but all of the following are missing: server'
+    assert calls == []
+
+
+def test_duration_and_iterations_are_exclusive(monkeypatch, capsys):
+    code, out, calls = run_module(monkeypatch, capsys, dict(CLIENT, iterations=100), 'write_bw.client')
+    assert code == 1
+    assert out['msg'] == 'parameters are mutually exclusive: duration|iterations'
+    assert calls == []
+
+
+def test_bad_gid_index(monkeypatch, capsys):
+    code, out, calls = run_module(monkeypatch, capsys, dict(CLIENT, gid_index='two'), 'write_bw.client')
+    assert code == 1
+    assert out['msg'] == ('node2: gid_index="two": must be a GID table index (0, 1, ...) or "auto". '
+                          'Fix: set gid_index: auto (with netdev) or the index of a RoCE v2 GID from rdma_facts')
+    assert (out['field'], out['value']) == ('gid_index', 'two')
+    assert calls == []
+
+
+def test_check_mode(monkeypatch, capsys):
+    code, out, calls = run_module(monkeypatch, capsys, dict(CLIENT, _ansible_check_mode=True), 'write_bw.client')
+    assert code == 0
+    assert calls == []
+    assert out['changed'] is False
+    assert out['cmd'][3:] == ['/usr/bin/ib_write_bw', '-d', 'rxe0', '-i', '1', '-x', '2', '-s', '4096', '-D', '2', '10.255.0.1']
+    assert out['gid_index'] == 2
+
+
+def test_perftest_failure_is_quoted(monkeypatch, capsys):
+    code, out, _ = run_module(monkeypatch, capsys, dict(CLIENT, gid_index=1), 'wrong_gid_client_other_netdev.client')
+    assert code == 1
+    assert "perftest said: 'Failed to modify QP 19 to RTR'" in out['msg']
+    assert out['perftest_error'] == 'Failed to modify QP 19 to RTR'
+    assert out['rc'] == 1
+
+
+def test_threshold_failure(monkeypatch, capsys):
+    code, out, _ = run_module(monkeypatch, capsys, dict(CLIENT, min_bw_pct_of_link=90), 'write_bw.client')
+    assert code == 1
+    assert out['msg'] == ('node2: ib_write_bw client to 10.255.0.1: average bandwidth 0.39 Gb/s is 3.93% of the va.100 '
+                          'link (10000 Mb/s), below min_bw_pct_of_link=90')
+    assert out['results']['bw_average_mib_s'] == 46.86
+
+
+def test_perftest_not_installed(monkeypatch, capsys):
+    code, out, calls = run_module(monkeypatch, capsys, CLIENT, 'write_bw.client', bins=False)
+    assert code == 1
+    assert out['msg'] == 'node2: test=ib_write_bw: ib_write_bw is not installed. Fix: install the perftest package (apt/dnf install perftest)'
+    assert calls == []
