@@ -1,0 +1,76 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin of gpufabric.roce.manifest_files: write YAML files on the controller in one step."""
+
+import os
+import tempfile
+
+import yaml
+
+from ansible.plugins.action import ActionBase
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_render import _plain
+
+try:
+    _Dumper = yaml.CSafeDumper
+except AttributeError:  # pragma: no cover - libyaml missing
+    _Dumper = yaml.SafeDumper
+
+
+def to_yaml(content):
+    if isinstance(content, str):
+        return content, 1
+    docs = [content] if isinstance(content, dict) else list(content or [])
+    text = yaml.dump_all([_plain(d) for d in docs], Dumper=_Dumper, explicit_start=True, default_flow_style=False, sort_keys=False, width=4096)
+    return text, len(docs)
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(("dest", "files", "mode"))
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        args = self._task.args
+        dest, files, mode = args.get("dest"), args.get("files"), str(args.get("mode", "0644"))
+        if not dest or not isinstance(files, dict):
+            result.update(failed=True, msg="dest (a directory) and files (a mapping of file name to content) are required")
+            return result
+        try:
+            perm = int(mode, 8)
+        except ValueError:
+            result.update(failed=True, msg="mode must be an octal string such as '0644', got %r" % mode)
+            return result
+        bad = [n for n in files if not isinstance(n, str) or not n or os.sep in n or n in (".", "..")]
+        if bad:
+            result.update(failed=True, msg="file names must be plain names without a directory part: %s" % ", ".join(map(str, bad)))
+            return result
+        dest = os.path.abspath(os.path.expanduser(str(dest)))
+        check = bool(self._task.check_mode)
+        out, changed = [], False
+        if not os.path.isdir(dest):
+            changed = True
+            if not check:
+                os.makedirs(dest, mode=perm | ((perm & 0o444) >> 2), exist_ok=True)
+        for name in sorted(files):
+            text, count = to_yaml(files[name])
+            path = os.path.join(dest, name)
+            try:
+                with open(path) as fh:
+                    same = fh.read() == text
+            except OSError:
+                same = False
+            file_changed = not same
+            if not same and not check:
+                fd, tmp_path = tempfile.mkstemp(prefix="." + name + ".", dir=dest)
+                with os.fdopen(fd, "w") as fh:
+                    fh.write(text)
+                os.chmod(tmp_path, perm)
+                os.replace(tmp_path, path)
+            elif same and not check and (os.stat(path).st_mode & 0o7777) != perm:
+                os.chmod(path, perm)
+                file_changed = True
+            changed = changed or file_changed
+            out.append({"path": path, "documents": count, "changed": file_changed})
+        result.update(changed=changed, files=out)
+        return result

@@ -1,0 +1,78 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type  # noqa: UP001
+
+DOCUMENTATION = r"""
+---
+module: manifest_files
+short_description: Write rendered Kubernetes objects as YAML files on the controller (render mode)
+version_added: "0.1.0"
+description:
+  - Writes each entry of O(files) as a multi-document YAML file under O(dest), in one step and without
+    running a module on a target, so that render mode stays fast with thousands of objects.
+  - Used by the P(gpufabric.roce.network_operator#role) and P(gpufabric.roce.sriov_networks#role) roles when
+    C(roce_k8s_mode=render). Files are written on the Ansible controller, whatever host the task runs for.
+  - A file is only rewritten when its content changes (atomic replace), so reruns report no change.
+  - This is an action plugin; the module file only holds the documentation.
+author:
+  - gpufabric.roce maintainers
+options:
+  dest:
+    description: Directory on the controller; created (with parents) when missing.
+    type: path
+    required: true
+  files:
+    description:
+      - Mapping of file name (no directory part) to content. A list is written as one YAML document per
+        item, a mapping as one document, a string verbatim.
+    type: dict
+    required: true
+  mode:
+    description: Permissions of the files (the directory gets the execute bits added for each read bit).
+    type: str
+    default: "0644"
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  platform:
+    platforms: posix
+"""
+
+EXAMPLES = r"""
+- name: Write the rendered SR-IOV objects
+  gpufabric.roce.manifest_files:
+    dest: "{{ roce_render_dir }}/sriov-networks"
+    files:
+      sriov-network-node-policies.yaml: "{{ rendered.policies }}"
+      sriov-networks.yaml: "{{ rendered.networks }}"
+"""
+
+RETURN = r"""
+files:
+  description: One entry per file written or checked.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"path": "/srv/gitops/sriov-networks/sriov-networks.yaml", "documents": 2, "changed": true}]
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(dest=dict(type="path", required=True), files=dict(type="dict", required=True), mode=dict(type="str", default="0644")),
+        supports_check_mode=True,
+    )
+    module.fail_json(msg="gpufabric.roce.manifest_files runs as an action plugin on the controller; this module file only holds its documentation")
+
+
+if __name__ == "__main__":
+    main()
