@@ -436,8 +436,8 @@ def _bw_fields(key, value, unit):
 def parse_output(stdout, stderr=''):
     """Parses one side's perftest output.
 
-    Returns ``{'test_name', 'preamble', 'connection', 'rows', 'results', 'bw_unit', 'perftest_warnings'}``;
-    ``results`` is the last row (the largest size with ``-a``) or ``{}`` when the output has no table.
+    Returns ``{'test_name', 'preamble', 'connection', 'rows', 'metrics', 'bw_unit', 'perftest_warnings'}``;
+    ``metrics`` is the last row (the largest size with ``-a``) or ``{}`` when the output has no table.
     """
     preamble = {}
     connection = {'local': [], 'remote': []}
@@ -493,7 +493,7 @@ def parse_output(stdout, stderr=''):
         'preamble': preamble,
         'connection': connection,
         'rows': rows,
-        'results': dict(rows[-1]) if rows else {},
+        'metrics': dict(rows[-1]) if rows else {},
         'bw_unit': bw_unit,
         'perftest_warnings': warnings,
     }
@@ -588,7 +588,7 @@ def failure_message(host, params, rc, stdout, stderr):
 # thresholds
 # ---------------------------------------------------------------------------------------------
 
-def check_thresholds(host, params, results, link_speed_mbps, speed_netdev):
+def check_thresholds(host, params, metrics, link_speed_mbps, speed_netdev):
     """Evaluates min_bw_gbps, min_bw_pct_of_link and max_lat_us.
 
     Returns ``(checks, failures)``: every evaluated threshold as ``{name, limit, measured, unit, passed}``
@@ -597,26 +597,26 @@ def check_thresholds(host, params, results, link_speed_mbps, speed_netdev):
     checks = []
     failures = []
     side = describe_side(params)
-    size = results.get('bytes')
-    if params.get('min_bw_gbps') is not None and 'bw_average_gbps' in results:
-        measured = results['bw_average_gbps']
+    size = metrics.get('bytes')
+    if params.get('min_bw_gbps') is not None and 'bw_average_gbps' in metrics:
+        measured = metrics['bw_average_gbps']
         ok = measured >= params['min_bw_gbps']
         checks.append({'name': 'min_bw_gbps', 'limit': params['min_bw_gbps'], 'measured': measured,
                        'unit': 'Gb/s', 'passed': ok})
         if not ok:
             failures.append('%s: %s: average bandwidth %.2f Gb/s (%d-byte messages) is below min_bw_gbps=%s'
                             % (host, side, measured, size, _num(params['min_bw_gbps'])))
-    if params.get('min_bw_pct_of_link') is not None and 'bw_average_gbps' in results and link_speed_mbps:
-        pct = results.get('bw_pct_of_link')
+    if params.get('min_bw_pct_of_link') is not None and 'bw_average_gbps' in metrics and link_speed_mbps:
+        pct = metrics.get('bw_pct_of_link')
         ok = pct >= params['min_bw_pct_of_link']
         checks.append({'name': 'min_bw_pct_of_link', 'limit': params['min_bw_pct_of_link'], 'measured': pct,
                        'unit': '%', 'passed': ok})
         if not ok:
             failures.append('%s: %s: average bandwidth %.2f Gb/s is %.2f%% of the %s link (%d Mb/s), below '
-                            'min_bw_pct_of_link=%s' % (host, side, results['bw_average_gbps'], pct, speed_netdev,
+                            'min_bw_pct_of_link=%s' % (host, side, metrics['bw_average_gbps'], pct, speed_netdev,
                                                        link_speed_mbps, _num(params['min_bw_pct_of_link'])))
-    if params.get('max_lat_us') is not None and 't_avg_us' in results:
-        measured = results['t_avg_us']
+    if params.get('max_lat_us') is not None and 't_avg_us' in metrics:
+        measured = metrics['t_avg_us']
         ok = measured <= params['max_lat_us']
         checks.append({'name': 'max_lat_us', 'limit': params['max_lat_us'], 'measured': measured,
                        'unit': 'us', 'passed': ok})
@@ -630,13 +630,13 @@ def _num(value):
     return ('%f' % value).rstrip('0').rstrip('.') if isinstance(value, float) else str(value)
 
 
-def add_link_percentage(results, link_speed_mbps):
-    if link_speed_mbps and 'bw_average_gbps' in results:
-        results['link_speed_gbps'] = link_speed_mbps / 1000.0
-        results['bw_pct_of_link'] = round(results['bw_average_gbps'] * 1000.0 / link_speed_mbps * 100.0, 4)
-        if 'bw_peak_gbps' in results:
-            results['bw_peak_pct_of_link'] = round(results['bw_peak_gbps'] * 1000.0 / link_speed_mbps * 100.0, 4)
-    return results
+def add_link_percentage(metrics, link_speed_mbps):
+    if link_speed_mbps and 'bw_average_gbps' in metrics:
+        metrics['link_speed_gbps'] = link_speed_mbps / 1000.0
+        metrics['bw_pct_of_link'] = round(metrics['bw_average_gbps'] * 1000.0 / link_speed_mbps * 100.0, 4)
+        if 'bw_peak_gbps' in metrics:
+            metrics['bw_peak_pct_of_link'] = round(metrics['bw_peak_gbps'] * 1000.0 / link_speed_mbps * 100.0, 4)
+    return metrics
 
 
 # ---------------------------------------------------------------------------------------------
@@ -679,13 +679,12 @@ def run(host, params, runner, *, check_mode=False, binary=None, timeout_bin=None
         'gid_ipv4': gid['ipv4'] if gid else None,
         'netdev': speed_netdev,
         'link_speed_mbps': link_speed,
-        'results': {},
+        'metrics': {},
         'rows': [],
         'preamble': {},
         'connection': {'local': [], 'remote': []},
         'thresholds': [],
         'perftest_warnings': [],
-        'rc': None,
         'stdout': '',
         'stderr': '',
     }
@@ -704,17 +703,17 @@ def run(host, params, runner, *, check_mode=False, binary=None, timeout_bin=None
         result['hint'] = hint
         return result, msg
 
-    results = add_link_percentage(parsed['results'], link_speed)
-    if results and parsed['bw_unit']:
-        results['bw_unit_reported'] = parsed['bw_unit']
-    result['results'] = results
-    if not results:
+    metrics = add_link_percentage(parsed['metrics'], link_speed)
+    if metrics and parsed['bw_unit']:
+        metrics['bw_unit_reported'] = parsed['bw_unit']
+    result['metrics'] = metrics
+    if not metrics:
         if params['role'] == 'client':
             return result, ('%s: %s exited 0 but printed no result table. Fix: check stdout; this perftest output '
                             'format is not known to the parser' % (host, describe_side(params)))
         result['msg'] = '%s prints its results on the client side only' % params['test']
         return result, None
-    checks, failures = check_thresholds(host, params, results, link_speed, speed_netdev)
+    checks, failures = check_thresholds(host, params, metrics, link_speed, speed_netdev)
     result['thresholds'] = checks
     if failures:
         return result, '; '.join(failures)

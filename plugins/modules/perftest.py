@@ -77,7 +77,7 @@ options:
   netdev:
     description:
       - Interface whose RoCE v2 GID O(gid_index=auto) selects, for example the VLAN gateway C(enp157s0np0.100).
-      - Also the interface whose C(/sys/class/net/<netdev>/speed) gives the link speed for C(bw_pct_of_link) in RV(results).
+      - Also the interface whose C(/sys/class/net/<netdev>/speed) gives the link speed for C(bw_pct_of_link) in RV(metrics).
         When omitted, the ndev of the chosen GID is used.
     type: str
   size:
@@ -161,8 +161,8 @@ notes:
     (C(ulimit -l)) for the RDMA buffers, which root has.
   - Never reports a change.
   - The latency tests of perftest print their results on both sides, except C(ib_read_lat), whose server
-    prints none; RV(results) is then empty on the server.
-  - perftest's C(MB) is 2^20 bytes (its help says so), the same as C(MiB). RV(results) gives bandwidth in Gb/s
+    prints none; RV(metrics) is then empty on the server.
+  - perftest's C(MB) is 2^20 bytes (its help says so), the same as C(MiB). RV(metrics) gives bandwidth in Gb/s
     (10^9 bit/s) and MiB/s whatever perftest printed.
 seealso:
   - module: gpufabric.roce.rdma_facts
@@ -216,8 +216,8 @@ EXAMPLES = r"""
 - name: Show what was measured
   ansible.builtin.debug:
     msg: >-
-      {{ bw_client.results.bw_average_gbps }} Gb/s
-      ({{ bw_client.results.bw_pct_of_link | default('n/a') }} % of link), GID index {{ bw_client.gid_index }}
+      {{ bw_client.metrics.bw_average_gbps }} Gb/s
+      ({{ bw_client.metrics.bw_pct_of_link | default('n/a') }} % of link), GID index {{ bw_client.gid_index }}
   when: inventory_hostname == 'node2'
 
 - name: Latency with an explicit GID index and a limit
@@ -279,7 +279,7 @@ link_speed_mbps:
   returned: always
   type: int
   sample: 10000
-results:
+metrics:
   description:
     - The result row (the last one when perftest printed several, as with C(-a)), as numbers. Keys carry
       their unit. Empty in check mode and when this side prints no table.
@@ -295,7 +295,7 @@ results:
            bw_average_mib_s: 46.86, msg_rate_mpps: 0.011996, bw_unit_reported: MB/sec, link_speed_gbps: 10.0,
            bw_pct_of_link: 3.9309, bw_peak_pct_of_link: 0.0}
 rows:
-  description: Every result row, same keys as RV(results) without the link percentages.
+  description: Every result row, same keys as RV(metrics) without the link percentages.
   returned: always
   type: list
   elements: dict
@@ -334,8 +334,8 @@ hint:
   returned: failure
   type: str
 rc:
-  description: Exit status of perftest (124 when killed by the timeout); V(null) in check mode.
-  returned: always
+  description: Exit status of perftest (124 when killed by the timeout).
+  returned: when perftest ran (not in check mode)
   type: int
   sample: 0
 stdout:

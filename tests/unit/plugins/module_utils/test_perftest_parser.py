@@ -68,7 +68,7 @@ def test_bandwidth_table(row):
     stdout, stderr, rc = capture(case, side)
     assert rc == 0
     parsed = pt.parse_output(stdout, stderr)
-    res = parsed['results']
+    res = parsed['metrics']
     assert parsed['bw_unit'] == unit
     assert res['bytes'] == size
     assert res['iterations'] == iters
@@ -84,8 +84,8 @@ def test_bandwidth_table(row):
 
 def test_mb_and_gbits_runs_agree_on_the_order_of_magnitude():
     # Two separate real runs of the same test, one per header variant: same rate within 10 %.
-    mb = pt.parse_output(*capture('write_bw', 'client')[:2])['results']
-    gb = pt.parse_output(*capture('write_bw_gbits', 'client')[:2])['results']
+    mb = pt.parse_output(*capture('write_bw', 'client')[:2])['metrics']
+    gb = pt.parse_output(*capture('write_bw_gbits', 'client')[:2])['metrics']
     assert gb['bw_average_gbps'] == pytest.approx(mb['bw_average_gbps'], rel=0.1)
 
 
@@ -95,18 +95,18 @@ def test_derived_mib_header_variant():
     captured = pt.parse_output(fixture('write_bw.client.stdout'))
     assert derived['bw_unit'] == 'MiB/sec'
     assert captured['bw_unit'] == 'MB/sec'
-    assert derived['results'] == captured['results']
-    assert derived['results']['bw_average_mib_s'] == 46.86
+    assert derived['metrics'] == captured['metrics']
+    assert derived['metrics']['bw_average_mib_s'] == 46.86
 
 
 def test_duration_mode_reports_zero_peak():
-    res = pt.parse_output(fixture('write_bw.client.stdout'))['results']
+    res = pt.parse_output(fixture('write_bw.client.stdout'))['metrics']
     assert res['bw_peak_gbps'] == 0.0
     assert res['bw_peak_mib_s'] == 0.0
 
 
 def test_iterations_mode_reports_peak():
-    res = pt.parse_output(fixture('write_bw_iters_qps2.client.stdout'))['results']
+    res = pt.parse_output(fixture('write_bw_iters_qps2.client.stdout'))['metrics']
     assert res['bw_peak_mib_s'] == 50.50
     assert res['bw_peak_gbps'] == pytest.approx(50.50 * MIB * 8 / 1e9)
 
@@ -118,15 +118,15 @@ def test_latency_table(row):
     assert rc == 0
     parsed = pt.parse_output(stdout, stderr)
     assert parsed['bw_unit'] is None
-    assert parsed['results'] == {
+    assert parsed['metrics'] == {
         'bytes': 64, 'iterations': 200, 't_min_us': tmin, 't_max_us': tmax, 't_typical_us': typ,
         't_avg_us': avg, 't_stdev_us': stdev, 't_p99_us': p99, 't_p99_9_us': p999,
     }
 
 
 def test_latency_duration_table():
-    client = pt.parse_output(fixture('write_lat_duration.client.stdout'))['results']
-    server = pt.parse_output(fixture('write_lat_duration.server.stdout'))['results']
+    client = pt.parse_output(fixture('write_lat_duration.client.stdout'))['metrics']
+    server = pt.parse_output(fixture('write_lat_duration.server.stdout'))['metrics']
     assert client == {'bytes': 64, 'iterations': 245, 't_avg_us': 4082.85, 'tps_average': 122.46}
     assert server == {'bytes': 64, 'iterations': 247, 't_avg_us': 4049.08, 'tps_average': 123.48}
 
@@ -135,7 +135,7 @@ def test_read_lat_server_prints_no_table_and_the_inline_warning_is_kept():
     stdout, stderr, rc = capture('read_lat', 'server')
     parsed = pt.parse_output(stdout, stderr)
     assert rc == 0
-    assert parsed['results'] == {}
+    assert parsed['metrics'] == {}
     assert parsed['rows'] == []
     assert parsed['test_name'] == 'RDMA_Read Latency Test'
     assert parsed['perftest_warnings'] == ['Device not recognized to implement inline feature. Disabling it']
@@ -145,8 +145,8 @@ def test_all_sizes_rows():
     parsed = pt.parse_output(fixture('write_bw_all_sizes.client.stdout'))
     sizes = [r['bytes'] for r in parsed['rows']]
     assert sizes == [2 ** n for n in range(1, 24)]
-    assert parsed['results'] == parsed['rows'][-1]
-    assert parsed['results']['bw_peak_mib_s'] == 52.97
+    assert parsed['metrics'] == parsed['rows'][-1]
+    assert parsed['metrics']['bw_peak_mib_s'] == 52.97
     assert parsed['rows'][11] == {
         'bytes': 4096, 'iterations': 5, 'bw_peak_mib_s': 42.16, 'bw_peak_gbps': pytest.approx(42.16 * MIB * 8 / 1e9),
         'bw_average_mib_s': 24.53, 'bw_average_gbps': pytest.approx(24.53 * MIB * 8 / 1e9), 'msg_rate_mpps': 0.00628,
@@ -161,7 +161,7 @@ def test_cpu_frequency_line_between_header_and_row_is_a_warning_not_a_row():
     note = 'Conflicting CPU frequency values detected: 1846.550000 != 2596.396000. CPU Frequency is not max.'
     lines.insert(header + 1, note)
     parsed = pt.parse_output('\n'.join(lines))
-    assert parsed['results']['bw_average_mib_s'] == 46.86
+    assert parsed['metrics']['bw_average_mib_s'] == 46.86
     assert len(parsed['rows']) == 1
     assert parsed['perftest_warnings'] == [note]
 
@@ -207,7 +207,7 @@ def test_connection_gids_and_qps():
 
 def test_empty_output():
     parsed = pt.parse_output('', '')
-    assert parsed['results'] == {}
+    assert parsed['metrics'] == {}
     assert parsed['preamble'] == {}
     assert parsed['test_name'] is None
 

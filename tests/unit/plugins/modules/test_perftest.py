@@ -71,8 +71,8 @@ def test_client_success(monkeypatch, capsys):
                       '-x', '2', '-s', '4096', '-D', '2', '10.255.0.1']]
     assert out['changed'] is False
     assert out['gid_index'] == 2
-    assert out['results']['bw_average_mib_s'] == 46.86
-    assert out['results']['iterations'] == 24000
+    assert out['metrics']['bw_average_mib_s'] == 46.86
+    assert out['metrics']['iterations'] == 24000
     assert out['cmd'] == calls[0]
     assert out['stdout'] == fixture('write_bw.client.stdout')
 
@@ -82,8 +82,8 @@ def test_latency_server_success(monkeypatch, capsys):
     code, out, calls = run_module(monkeypatch, capsys, args, 'write_lat.server')
     assert code == 0
     assert calls[0][3:] == ['/usr/bin/ib_write_lat', '-d', 'rxe0', '-i', '1', '-x', '2', '-s', '64', '-n', '200']
-    assert out['results']['t_typical_us'] == 3999.19
-    assert out['results']['t_p99_9_us'] == 6040.00
+    assert out['metrics']['t_typical_us'] == 3999.19
+    assert out['metrics']['t_p99_9_us'] == 6040.00
 
 
 def test_client_requires_server(monkeypatch, capsys):
@@ -133,7 +133,7 @@ def test_threshold_failure(monkeypatch, capsys):
     assert code == 1
     assert out['msg'] == ('node2: ib_write_bw client to 10.255.0.1: average bandwidth 0.39 Gb/s is 3.93% of the va.100 '
                           'link (10000 Mb/s), below min_bw_pct_of_link=90')
-    assert out['results']['bw_average_mib_s'] == 46.86
+    assert out['metrics']['bw_average_mib_s'] == 46.86
 
 
 def test_perftest_not_installed(monkeypatch, capsys):
