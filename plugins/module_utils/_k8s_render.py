@@ -414,7 +414,13 @@ def _check_policy(errs, host, fields, pol):
     pf_names = pol["pf_names"]
     ranges = []
     if not isinstance(pf_names, list) or not pf_names:
-        errs.add(host, fields["pf_names"], pf_names, "no PF to select", "set roce_pf (e.g. enp157s0np0) or %s to a list of PF names" % fields["pf_names"])
+        errs.add(
+            host,
+            fields["pf_names"],
+            pf_names,
+            "no PF to select",
+            "set roce_pf (e.g. enp157s0np0) or %s to a list of PF names" % fields["pf_names"].replace("roce_pf", "sriov_networks_pf_names"),
+        )
         ok = False
     else:
         for entry in pf_names:

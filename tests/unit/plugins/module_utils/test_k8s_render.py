@@ -296,7 +296,11 @@ BAD_INPUTS = [
         'node1: sriov_networks_link_state="up": linkState must be auto, enable or disable. '
         "Fix: set sriov_networks_link_state to 'enable' (or 'auto'/'disable')",
     ),
-    ("pf-missing", _delete("node1", "roce_pf"), "node1: roce_pf=[]: no PF to select. Fix: set roce_pf (e.g. enp157s0np0) or roce_pf to a list of PF names"),
+    (
+        "pf-missing",
+        _delete("node1", "roce_pf"),
+        "node1: roce_pf=[]: no PF to select. Fix: set roce_pf (e.g. enp157s0np0) or sriov_networks_pf_names to a list of PF names",
+    ),
     (
         "duplicate-node-name",
         _set("node2", roce_node_name="node1"),
