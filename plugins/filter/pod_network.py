@@ -1,0 +1,24 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type  # noqa: UP001
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError
+from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import vlan_gateway_plan as _plan
+
+
+def vlan_gateway_plan(hostvars, host, nodes=None):
+    try:
+        return _plan(hostvars, host, nodes)
+    except GpufabricError as exc:
+        raise AnsibleFilterError(str(exc)) from exc
+
+
+class FilterModule(object):
+    def filters(self):
+        return {'vlan_gateway_plan': vlan_gateway_plan}

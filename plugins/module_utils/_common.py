@@ -1,0 +1,251 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Shared helpers of the host modules: the error type, sysfs/procfs access and
+idempotent file/unit handling for ``persist``.  Private to this collection."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type  # noqa: UP001
+
+import errno
+import json
+import os
+import re
+
+SYSTEMD_RUNTIME_DIR = '/run/systemd/system'
+
+
+class GpufabricError(Exception):
+    """A validation or apply error whose message names host, field, value and fix."""
+
+    def __init__(self, host, field, value, problem, fix):
+        self.host = host
+        self.field = field
+        self.value = value
+        self.problem = problem
+        self.fix = fix
+        super(GpufabricError, self).__init__(format_error(host, field, value, problem, fix))
+
+
+def format_error(host, field, value, problem, fix):
+    """``<host>: <field>=<value as JSON>: <problem>. Fix: <fix>``"""
+    try:
+        shown = json.dumps(value, sort_keys=True)
+    except (TypeError, ValueError):
+        shown = repr(value)
+    return '%s: %s=%s: %s. Fix: %s' % (host, field, shown, problem, fix)
+
+
+class Sysfs:
+    """Reads (and writes) below a sysfs root and a procfs root.
+
+    Unit tests point the roots at fixture trees; modules use ``/sys`` and ``/proc``.
+    Every read returns ``default`` when the file is missing or the kernel refuses
+    the read (EINVAL, EOPNOTSUPP, ...): absent attributes are normal in sysfs.
+    """
+
+    def __init__(self, sys_root='/sys', proc_root='/proc'):
+        self.sys_root = sys_root
+        self.proc_root = proc_root
+
+    def path(self, rel):
+        return os.path.join(self.sys_root, rel.lstrip('/'))
+
+    def proc(self, rel):
+        return os.path.join(self.proc_root, rel.lstrip('/'))
+
+    @staticmethod
+    def read_file(path, default=None):
+        try:
+            with open(path) as f:
+                return f.read().strip()
+        except (OSError, UnicodeDecodeError):
+            return default
+
+    @staticmethod
+    def read_int_file(path, default=None):
+        value = Sysfs.read_file(path)
+        if value is None:
+            return default
+        try:
+            return int(value, 0)
+        except ValueError:
+            return default
+
+    def read(self, rel, default=None):
+        return self.read_file(self.path(rel), default)
+
+    def read_int(self, rel, default=None):
+        return self.read_int_file(self.path(rel), default)
+
+    def read_proc(self, rel, default=None):
+        return self.read_file(self.proc(rel), default)
+
+    def exists(self, rel):
+        return os.path.exists(self.path(rel))
+
+    def listdir(self, rel):
+        try:
+            return sorted(os.listdir(self.path(rel)))
+        except OSError:
+            return []
+
+    def link_name(self, rel):
+        """Basename of a symlink's target (``device/driver`` -> ``mlx5_core``), or None."""
+        try:
+            return os.path.basename(os.readlink(self.path(rel)))
+        except OSError:
+            return None
+
+    def realpath(self, rel):
+        """Resolved path of ``rel`` relative to the sysfs root, or None when missing."""
+        p = self.path(rel)
+        if not os.path.lexists(p):
+            return None
+        real = os.path.realpath(p)
+        root = os.path.realpath(self.sys_root)
+        if real.startswith(root + os.sep):
+            return real[len(root):]
+        return real
+
+
+PCI_ADDR_RE = re.compile(r'^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$')
+
+
+def pci_address_of(resolved_path):
+    """The nearest PCI function in a resolved device path, or None.
+
+    ``/devices/pci0000:00/0000:00:02.0/virtio0`` -> ``0000:00:02.0`` (the virtio NIC's
+    PCI function); ``/devices/netdevsim10`` -> None.
+    """
+    if not resolved_path:
+        return None
+    for part in reversed(resolved_path.split('/')):
+        if PCI_ADDR_RE.match(part):
+            return part
+    return None
+
+
+def write_sysfs(path, value):
+    """Write one value to a sysfs/procfs file; raises OSError (errno kept)."""
+    with open(path, 'w') as f:
+        f.write('%s\n' % value)
+
+
+def oserror_text(exc):
+    code = errno.errorcode.get(getattr(exc, 'errno', None) or 0, 'E?')
+    return '%s (%s)' % (getattr(exc, 'strerror', None) or str(exc), code)
+
+
+# --- persist helpers: idempotent files, symlinks and systemd units ---------------
+
+_UNIT_NAME_RE = re.compile(r'^[A-Za-z0-9:_.\\-]+$')
+
+
+def systemd_escape_path(path):
+    """``systemd-escape --path`` for simple device paths (unit names of devices)."""
+    path = path.strip('/')
+    out = []
+    for i, ch in enumerate(path):
+        if ch == '/':
+            out.append('-')
+        elif ch.isalnum() or ch in ':_' or (ch == '.' and i > 0):
+            out.append(ch)
+        else:
+            out.append('\\x%02x' % ord(ch))
+    return ''.join(out)
+
+
+def netdev_device_unit(ifname):
+    return '%s.device' % systemd_escape_path('/sys/subsystem/net/devices/%s' % ifname)
+
+
+def valid_unit_name(name):
+    return bool(_UNIT_NAME_RE.match(name)) and len(name) <= 255
+
+
+def read_text(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def ensure_file(path, content, check_mode, mode=0o644):
+    """Make ``path`` hold ``content``. Returns (changed, before_text, after_text)."""
+    before = read_text(path)
+    if before == content:
+        return False, before, content
+    if not check_mode:
+        d = os.path.dirname(path)
+        if d and not os.path.isdir(d):
+            os.makedirs(d)
+        tmp = '%s.gpufabric-tmp' % path
+        with open(tmp, 'w') as f:
+            f.write(content)
+        os.chmod(tmp, mode)
+        os.rename(tmp, path)
+    return True, before, content
+
+
+def ensure_absent(path, check_mode):
+    if not os.path.lexists(path):
+        return False, None
+    before = read_text(path)
+    if not check_mode:
+        os.unlink(path)
+    return True, before
+
+
+def ensure_symlink(link, target, check_mode):
+    try:
+        current = os.readlink(link)
+    except OSError:
+        current = None
+    if current == target:
+        return False
+    if not check_mode:
+        d = os.path.dirname(link)
+        if not os.path.isdir(d):
+            os.makedirs(d)
+        if os.path.lexists(link):
+            os.unlink(link)
+        os.symlink(target, link)
+    return True
+
+
+def systemd_running(runtime_dir=SYSTEMD_RUNTIME_DIR):
+    return os.path.isdir(runtime_dir)
+
+
+def persist_unit(unit_name, content, state, check_mode, *, unit_dir='/etc/systemd/system',
+                 run_command=None, wanted_by='multi-user.target'):
+    """Install (state=present) or remove (state=absent) a oneshot unit and its
+    ``<wanted_by>.wants`` symlink (what ``systemctl enable`` creates).
+
+    ``systemctl daemon-reload`` runs only when systemd is running (``/run/systemd/system``
+    exists) and something changed; without systemd the files are still written so the
+    next boot with systemd picks them up.  Returns a result dict for the module.
+    """
+    unit_path = os.path.join(unit_dir, unit_name)
+    wants_link = os.path.join(unit_dir, '%s.wants' % wanted_by, unit_name)
+    result = {'unit': unit_name, 'path': unit_path, 'changed': False, 'daemon_reload': False,
+              'systemd_running': systemd_running()}
+    if state == 'present':
+        changed, before, after = ensure_file(unit_path, content, check_mode)
+        link_changed = ensure_symlink(wants_link, unit_path, check_mode)
+    else:
+        changed, before = ensure_absent(unit_path, check_mode)
+        after = None
+        link_changed = ensure_absent(wants_link, check_mode)[0]
+    result['changed'] = changed or link_changed
+    result['before'] = before
+    result['after'] = after
+    if result['changed'] and result['systemd_running'] and not check_mode and run_command is not None:
+        rc, _out, err = run_command(['systemctl', 'daemon-reload'])
+        result['daemon_reload'] = rc == 0
+        if rc != 0:
+            result['warning'] = 'systemctl daemon-reload failed: %s' % err.strip()
+    return result

@@ -1,0 +1,388 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Logic of gpufabric.roce.sriov_vf: read the VF state (sysfs + one netlink dump),
+validate, compute the difference and apply only that."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type  # noqa: UP001
+
+import re
+
+from ansible_collections.gpufabric.roce.plugins.module_utils._common import (
+    GpufabricError,
+    Sysfs,
+    netdev_device_unit,
+    oserror_text,
+    write_sysfs,
+)
+
+VF_KEYS = ('mac', 'vlan', 'qos', 'vlan_proto', 'trust', 'spoofchk', 'link_state', 'min_tx_rate', 'max_tx_rate')
+LINK_STATE_BY_ID = {0: 'auto', 1: 'enable', 2: 'disable'}
+LINK_STATE_ID = {v: k for k, v in LINK_STATE_BY_ID.items()}
+VLAN_PROTO_BY_ID = {0x8100: '802.1Q', 0x88A8: '802.1ad'}
+VLAN_PROTO_ID = {v: k for k, v in VLAN_PROTO_BY_ID.items()}
+# What a freshly created VF looks like (used to predict in check mode).
+NEW_VF = {'mac': '00:00:00:00:00:00', 'vlan': 0, 'qos': 0, 'vlan_proto': '802.1Q', 'trust': False,
+          'spoofchk': True, 'link_state': 'auto', 'min_tx_rate': 0, 'max_tx_rate': 0}
+MAC_RE = re.compile(r'^[0-9a-f]{2}(:[0-9a-f]{2}){5}$')
+IFNAME_RE = re.compile(r'^[^/\s:]{1,15}$')
+U32_MAX = 0xFFFFFFFF
+
+
+# --- reading -----------------------------------------------------------------
+
+def parse_vfinfo_list(vflist):
+    """IFLA_VFINFO_LIST (pyroute2 nla) -> {vf_id: {setting: value}} in module terms."""
+    result = {}
+    if vflist is None:
+        return result
+    for info in vflist.get_attrs('IFLA_VF_INFO'):
+        mac = info.get_attr('IFLA_VF_MAC')
+        if mac is None:
+            continue
+        vf_id = mac['vf']
+        vf = {'mac': mac['mac'].lower()}
+        vlan = info.get_attr('IFLA_VF_VLAN')
+        if vlan is not None:
+            vf['vlan'] = vlan['vlan']
+            vf['qos'] = vlan['qos']
+        vf['vlan_proto'] = '802.1Q'
+        vlist = info.get_attr('IFLA_VF_VLAN_LIST')
+        if vlist is not None:
+            for ivvi in vlist.get_attrs('IFLA_VF_VLAN_INFO'):
+                # Drivers that never had a protocol set (netdevsim) report 0: that is 802.1Q.
+                vf['vlan_proto'] = VLAN_PROTO_BY_ID.get(ivvi['proto'] or 0x8100, hex(ivvi['proto']))
+                break
+        for attr, key in (('IFLA_VF_TRUST', 'trust'), ('IFLA_VF_SPOOFCHK', 'spoofchk')):
+            nla = info.get_attr(attr)
+            # The kernel reports -1 (u32 max) when the driver cannot tell.
+            if nla is not None and nla[key] != U32_MAX:
+                vf[key] = bool(nla[key])
+        ls = info.get_attr('IFLA_VF_LINK_STATE')
+        if ls is not None:
+            vf['link_state'] = LINK_STATE_BY_ID.get(ls['link_state'], str(ls['link_state']))
+        rate = info.get_attr('IFLA_VF_RATE')
+        if rate is not None:
+            vf['min_tx_rate'] = rate['min_tx_rate']
+            vf['max_tx_rate'] = rate['max_tx_rate']
+        result[vf_id] = vf
+    return result
+
+
+def read_pf(fs, pf):
+    """sysfs view of the PF: exists, numvfs / totalvfs (None when absent)."""
+    dev = 'class/net/%s/device' % pf
+    return {
+        'exists': fs.exists('class/net/%s' % pf),
+        'sriov_capable': fs.exists(dev + '/sriov_numvfs'),
+        'num_vfs': fs.read_int(dev + '/sriov_numvfs'),
+        'total_vfs': fs.read_int(dev + '/sriov_totalvfs'),
+        'numvfs_path': fs.path(dev + '/sriov_numvfs'),
+    }
+
+
+def dump_vfs(ipr, index):
+    """All VF settings of a PF in one RTM_GETLINK (ext_mask=RTEXT_FILTER_VF)."""
+    msgs = ipr.link('get', index=index, ext_mask=1)
+    return parse_vfinfo_list(msgs[0].get_attr('IFLA_VFINFO_LIST'))
+
+
+# --- validation and planning -------------------------------------------------
+
+def normalize_vfs(vfs):
+    """Module ``vfs`` entries -> {id: {only the keys that were given}}."""
+    result = {}
+    for vf in vfs or []:
+        want = {k: vf.get(k) for k in VF_KEYS if vf.get(k) is not None}
+        if 'mac' in want:
+            want['mac'] = str(want['mac']).lower().replace('-', ':')
+        result[vf['id']] = want
+    return result
+
+
+def validate(host, pf, pf_state, *, num_vfs, vfs, allow_vf_reset):
+    """Raise GpufabricError for anything the kernel would refuse or that is unsafe.
+
+    Runs before any write, so a failure leaves the node untouched."""
+    if not IFNAME_RE.match(pf or ''):
+        raise GpufabricError(host, 'pf', pf, 'is not a valid interface name',
+                             'give the PF netdev name, at most 15 characters without "/", ":" or spaces')
+    if not pf_state['exists']:
+        raise GpufabricError(host, 'pf', pf, 'no such network interface',
+                             'set pf (roce_sriov_pf) to an existing PF netdev, see ansible_facts.rdma.netdevs')
+    if not pf_state['sriov_capable']:
+        raise GpufabricError(host, 'pf', pf, 'has no device/sriov_numvfs, so it is not an SR-IOV PF',
+                             'enable SR-IOV in the NIC firmware/BIOS or choose a PF listed with sriov_numvfs in ansible_facts.rdma.netdevs')
+    current = pf_state['num_vfs'] or 0
+    total = pf_state['total_vfs']
+    if num_vfs is not None:
+        if num_vfs < 0:
+            raise GpufabricError(host, 'num_vfs', num_vfs, 'must not be negative', 'use 0 to remove all VFs')
+        if total is not None and num_vfs > total:
+            raise GpufabricError(host, 'num_vfs', num_vfs, 'exceeds sriov_totalvfs=%d of PF %s' % (total, pf),
+                                 'request at most %d VFs, or raise the VF limit in the NIC firmware' % total)
+        if current > 0 and num_vfs != current and not allow_vf_reset:
+            raise GpufabricError(
+                host, 'num_vfs', num_vfs,
+                'PF %s has %d VFs and changing to %d needs a write of 0 first, which destroys the existing VFs '
+                '(pods using them lose their interfaces); nothing was changed' % (pf, current, num_vfs),
+                'set allow_vf_reset: true to accept the VF reset, or keep num_vfs: %d' % current)
+    final = num_vfs if num_vfs is not None else current
+    seen = set()
+    for vf in vfs or []:
+        vid = vf['id']
+        field = 'vfs[id=%s]' % vid
+        if vid in seen:
+            raise GpufabricError(host, field, vid, 'VF id listed twice', 'merge the settings of VF %s into one entry' % vid)
+        seen.add(vid)
+        if vid < 0 or vid >= final:
+            if final == 0:
+                raise GpufabricError(host, field + '.id', vid, 'PF %s has no VFs' % pf, 'set num_vfs to create VFs first')
+            raise GpufabricError(host, field + '.id', vid, 'PF %s will have %d VFs (ids 0..%d)' % (pf, final, final - 1),
+                                 'use a VF id below %d or raise num_vfs' % final)
+        mac = vf.get('mac')
+        if mac is not None:
+            norm = str(mac).lower().replace('-', ':')
+            if not MAC_RE.match(norm):
+                raise GpufabricError(host, field + '.mac', mac, 'is not a MAC address', 'write it as six hex pairs, e.g. 02:00:00:00:00:06')
+            if int(norm[:2], 16) & 1:
+                raise GpufabricError(host, field + '.mac', mac, 'is a multicast address',
+                                     'use a unicast MAC (first octet even), e.g. 02:00:00:00:00:06')
+        vlan = vf.get('vlan')
+        if vlan is not None and not 0 <= vlan <= 4094:
+            raise GpufabricError(host, field + '.vlan', vlan, 'is outside 0..4094', 'use 1..4094, or 0 for no VLAN')
+        qos = vf.get('qos')
+        if qos is not None:
+            if not 0 <= qos <= 7:
+                raise GpufabricError(host, field + '.qos', qos, 'is outside 0..7', 'use an 802.1p priority 0..7')
+            if qos and vlan == 0:
+                raise GpufabricError(host, field + '.qos', qos, 'a priority needs a VLAN but vlan is 0', 'set vlan to 1..4094 or qos to 0')
+        if vf.get('vlan_proto') == '802.1ad' and vlan == 0:
+            raise GpufabricError(host, field + '.vlan_proto', '802.1ad', 'needs a VLAN but vlan is 0', 'set vlan to 1..4094 or drop vlan_proto')
+        for key in ('min_tx_rate', 'max_tx_rate'):
+            v = vf.get(key)
+            if v is not None and not 0 <= v <= U32_MAX:
+                raise GpufabricError(host, '%s.%s' % (field, key), v, 'must be 0..4294967295 (Mb/s)', 'use 0 for no limit')
+        lo, hi = vf.get('min_tx_rate'), vf.get('max_tx_rate')
+        if lo is not None and hi is not None and hi and lo > hi:
+            raise GpufabricError(host, field + '.min_tx_rate', lo, 'is above max_tx_rate=%d' % hi,
+                                 'set min_tx_rate <= max_tx_rate, or max_tx_rate: 0 for no ceiling')
+
+
+def numvfs_writes(current, requested):
+    """The sysfs writes that take sriov_numvfs from current to requested."""
+    if requested is None or requested == current:
+        return []
+    if current and requested:
+        return [0, requested]
+    return [requested]
+
+
+def vf_changes(current_vfs, desired, recreated):
+    """Per-VF differences. Returns [(id, before, after, changes)], only VFs with changes.
+
+    ``recreated``: the VFs are (or will be) new, so their current state is the default
+    of a fresh VF, not what the dump said."""
+    out = []
+    for vid in sorted(desired):
+        want = dict(desired[vid])
+        before = dict(NEW_VF) if recreated else dict(current_vfs.get(vid) or NEW_VF)
+        # Rates are set together (IFLA_VF_RATE carries both): keep the other one.
+        after = dict(before)
+        after.update(want)
+        changes = {k: after[k] for k in want if before.get(k) != after[k]}
+        out.append((vid, before, after, changes))
+    return out
+
+
+def fix_pyroute2_vlan_info(ivvi_class):
+    """pyroute2 (0.9.7) encodes IFLA_VF_VLAN_INFO as 14 bytes, but the kernel wants
+    sizeof(struct ifla_vf_vlan_info) == 16 and answers EINVAL otherwise. Add the trailing
+    padding (process-local; only needed for vlan_proto 802.1ad). Returns True when patched."""
+    names = [name for name, _fmt in ivvi_class.fields]
+    if names == ['vf', 'vlan', 'qos', 'proto']:
+        ivvi_class.fields = tuple(ivvi_class.fields) + (('_pad', 'H'),)
+        return True
+    return False
+
+
+def build_vf_requests(changes_list):
+    """pyroute2 ``vf=`` specs for one RTM_SETLINK carrying every changed VF."""
+    requests = []
+    for vid, _before, after, changes in changes_list:
+        if not changes:
+            continue
+        req = {'vf': vid}
+        if 'mac' in changes:
+            req['mac'] = after['mac']
+        if {'vlan', 'qos', 'vlan_proto'} & set(changes):
+            proto = after.get('vlan_proto') or '802.1Q'
+            if proto == '802.1Q':
+                req['vlan'] = {'vlan': after['vlan'], 'qos': after['qos']}
+            else:
+                req['vlan'] = [{'vlan': after['vlan'], 'qos': after['qos'], 'proto': VLAN_PROTO_ID[proto]}]
+        if 'trust' in changes:
+            req['trust'] = int(after['trust'])
+        if 'spoofchk' in changes:
+            req['spoofchk'] = int(after['spoofchk'])
+        if 'link_state' in changes:
+            req['link_state'] = LINK_STATE_ID[after['link_state']]
+        if {'min_tx_rate', 'max_tx_rate'} & set(changes):
+            req['rate'] = {'min_tx_rate': after['min_tx_rate'], 'max_tx_rate': after['max_tx_rate']}
+        requests.append(req)
+    return requests
+
+
+def diff_view(num_vfs, vf_list, side):
+    idx = 1 if side == 'before' else 2
+    return {'num_vfs': num_vfs, 'vfs': [dict(item[idx], id=item[0]) for item in vf_list]}
+
+
+# --- persistence -------------------------------------------------------------
+
+def _onoff(value):
+    return 'on' if value else 'off'
+
+
+def ip_vf_args(vid, settings):
+    """Arguments of ``ip link set dev PF vf N ...`` for the persisted unit."""
+    args = ['vf', str(vid)]
+    if 'mac' in settings:
+        args += ['mac', settings['mac']]
+    if {'vlan', 'qos', 'vlan_proto'} & set(settings):
+        args += ['vlan', str(settings.get('vlan', 0))]
+        if settings.get('qos'):
+            args += ['qos', str(settings['qos'])]
+        if settings.get('vlan_proto', '802.1Q') != '802.1Q':
+            args += ['proto', settings['vlan_proto']]
+    if {'min_tx_rate', 'max_tx_rate'} & set(settings):
+        args += ['min_tx_rate', str(settings.get('min_tx_rate', 0)), 'max_tx_rate', str(settings.get('max_tx_rate', 0))]
+    if 'spoofchk' in settings:
+        args += ['spoofchk', _onoff(settings['spoofchk'])]
+    if 'trust' in settings:
+        args += ['trust', _onoff(settings['trust'])]
+    if 'link_state' in settings:
+        args += ['state', settings['link_state']]
+    return args
+
+
+def unit_name(pf):
+    return 'gpufabric-sriov-%s.service' % pf
+
+
+def render_unit(pf, num_vfs, desired, vf_after):
+    """systemd oneshot unit that recreates the VFs and their settings at boot.
+
+    ``vf_after``: {id: full settings after the run}; for vlan/qos/proto and the rates the
+    unit writes the full tuple, since ip sets them together."""
+    numvfs = '/sys/class/net/%s/device/sriov_numvfs' % pf
+    dev_unit = netdev_device_unit(pf)
+    lines = [
+        '# Managed by Ansible (gpufabric.roce.sriov_vf). Local edits are overwritten.',
+        '[Unit]',
+        'Description=gpufabric.roce SR-IOV: %d VFs on %s' % (num_vfs, pf),
+        'Requires=%s' % dev_unit,
+        'After=%s' % dev_unit,
+        'Before=network-pre.target',
+        'Wants=network-pre.target',
+        '',
+        '[Service]',
+        'Type=oneshot',
+        'RemainAfterExit=yes',
+        # $$ is a literal $ for systemd; the count is only rewritten when it differs.
+        "ExecStart=/bin/sh -c 'if [ \"$$(cat %s)\" != %d ]; then echo 0 > %s && echo %d > %s; fi'"
+        % (numvfs, num_vfs, numvfs, num_vfs, numvfs),
+    ]
+    for vid in sorted(desired):
+        settings = dict(desired[vid])
+        after = vf_after.get(vid, {})
+        if {'vlan', 'qos', 'vlan_proto'} & set(settings):
+            for k in ('vlan', 'qos', 'vlan_proto'):
+                settings.setdefault(k, after.get(k, NEW_VF[k]))
+        if {'min_tx_rate', 'max_tx_rate'} & set(settings):
+            for k in ('min_tx_rate', 'max_tx_rate'):
+                settings.setdefault(k, after.get(k, 0))
+        if settings:
+            lines.append('ExecStart=/sbin/ip link set dev %s %s' % (pf, ' '.join(ip_vf_args(vid, settings))))
+    lines += ['', '[Install]', 'WantedBy=multi-user.target', '']
+    return '\n'.join(lines)
+
+
+# --- the run -----------------------------------------------------------------
+
+def run(host, params, ipr, check_mode, *, fs=None, persist_fn=None):
+    """Do the whole module run; returns the result dict. Raises GpufabricError."""
+    fs = fs or Sysfs()
+    pf = params['pf']
+    num_vfs = params.get('num_vfs')
+    vfs = params.get('vfs') or []
+    pf_state = read_pf(fs, pf) if IFNAME_RE.match(pf or '') else {'exists': False}
+    validate(host, pf, pf_state, num_vfs=num_vfs, vfs=vfs, allow_vf_reset=params.get('allow_vf_reset'))
+    current = pf_state['num_vfs'] or 0
+    desired = normalize_vfs(vfs)
+
+    index = ipr.link_lookup(ifname=pf)
+    if not index:
+        raise GpufabricError(host, 'pf', pf, 'no such network interface in this network namespace',
+                             'run the module in the namespace that owns the PF')
+    index = index[0]
+    current_vfs = dump_vfs(ipr, index) if current else {}
+
+    writes = numvfs_writes(current, num_vfs)
+    final = num_vfs if num_vfs is not None else current
+    planned = vf_changes(current_vfs, desired, recreated=bool(writes))
+    before_view = {'num_vfs': current,
+                   'vfs': [dict(current_vfs[vid], id=vid) if vid in current_vfs else {'id': vid} for vid in sorted(desired)]}
+    changed = bool(writes) or any(c for _v, _b, _a, c in planned)
+
+    if not check_mode:
+        for value in writes:
+            try:
+                write_sysfs(pf_state['numvfs_path'], value)
+            except OSError as exc:
+                raise GpufabricError(host, 'num_vfs', num_vfs, 'writing %d to %s failed: %s' % (value, pf_state['numvfs_path'], oserror_text(exc)),
+                                     'check the driver log (dmesg); the PF may support fewer VFs than requested') from exc
+        if writes:
+            # Re-read what the fresh VFs really look like, then set only what differs.
+            current_vfs = dump_vfs(ipr, index) if final else {}
+            planned = vf_changes(current_vfs, desired, recreated=False)
+        requests = build_vf_requests(planned)
+        if any(isinstance(r.get('vlan'), list) for r in requests):
+            from pyroute2.netlink.rtnl.ifinfmsg import ifinfmsg
+            fix_pyroute2_vlan_info(ifinfmsg.vflist.vfinfo.vf_vlist.ivvi)
+        if requests:
+            try:
+                ipr.link('set', index=index, vf=requests)
+            except Exception as exc:  # pyroute2 NetlinkError or OSError
+                raise GpufabricError(host, 'vfs', sorted(desired), 'setting VF attributes on %s failed: %s' % (pf, exc),
+                                     'check that the driver supports these VF settings (dmesg)') from exc
+            changed = True
+        after_vfs = dump_vfs(ipr, index) if final else {}
+        after_view = {'num_vfs': final, 'vfs': [dict(after_vfs.get(vid, {}), id=vid) for vid in sorted(desired)]}
+    else:
+        after_view = diff_view(final, planned, 'after')
+
+    result = {
+        'changed': changed,
+        'pf': pf,
+        'num_vfs': final,
+        'total_vfs': pf_state['total_vfs'],
+        'vf_reset': bool(writes) and current > 0,
+        'vfs': after_view['vfs'],
+        'diff': {'before': before_view, 'after': after_view},
+    }
+    if params.get('persist'):
+        vf_after = {v['id']: v for v in after_view['vfs']}
+        content = render_unit(pf, final, desired, vf_after)
+        presult = persist_fn(unit_name(pf), content) if persist_fn else None
+        if presult is not None:
+            result['persist'] = {k: presult[k] for k in ('unit', 'path', 'changed', 'daemon_reload', 'systemd_running')}
+            if presult['changed']:
+                result['changed'] = True
+                result['diff']['before']['unit'] = presult['before']
+                result['diff']['after']['unit'] = presult['after']
+            if presult.get('warning'):
+                result['warnings'] = [presult['warning']]
+    return result

@@ -1,0 +1,159 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type  # noqa: UP001
+
+DOCUMENTATION = r"""
+---
+module: rdma_facts
+short_description: Gather RDMA, SR-IOV, IOMMU and GPUDirect facts of a node
+version_added: "0.1.0"
+description:
+  - Collects what an operator checks by hand before rolling out RoCE (C(rdma link show),
+    the GID tables under C(/sys/class/infiniband), C(readlink .../device), the C(sriov_*) files of a PF,
+    C(/proc/cmdline)) and returns it under C(ansible_facts.rdma).
+  - Everything is read from sysfs and procfs, except the RDMA netns mode, which is one
+    C(RDMA_NLDEV_CMD_SYS_GET) request on the C(NETLINK_RDMA) socket (the query C(rdma system) makes).
+    No command is run.
+  - Empty GID slots (the kernel answers EINVAL, older kernels an all-zero GID) are skipped.
+  - O(pci_address) fields are the nearest PCI function in the resolved C(device) link; for a
+    virtio NIC that is the virtio PCI function (the parent of C(virtioN)); for devices not on
+    PCI (netdevsim, soft RDMA devices without a bound netdev) it is V(null). A soft RDMA device
+    (rxe, siw) has no C(device) link; its PCI address is taken from the netdev it is bound to
+    and C(pci_address_source) says so.
+author:
+  - gpufabric.roce maintainers
+options:
+  sysfs_root:
+    description:
+      - Root of the sysfs tree to read. Change it only to read a fixture tree (unit tests).
+      - When it is not C(/sys), RV(ansible_facts.rdma.netns_mode) is not queried and is V(null).
+    type: path
+    default: /sys
+  procfs_root:
+    description:
+      - Root of the procfs tree to read C(cmdline) from.
+    type: path
+    default: /proc
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  facts:
+    support: full
+notes:
+  - Read-only; runs the same in check mode.
+  - Speed is V(null) when the kernel reports none (link down, virtual NIC).
+"""
+
+EXAMPLES = r"""
+- name: Gather RDMA facts
+  gpufabric.roce.rdma_facts:
+
+- name: The RoCE v2 GIDs of rxe0 port 1 that sit on the VLAN gateway
+  ansible.builtin.debug:
+    msg: "{{ ansible_facts.rdma.devices.rxe0.ports[0].gids
+             | selectattr('type', 'eq', 'RoCE v2') | selectattr('ndev', 'eq', 'eth0.100') | list }}"
+
+- name: Flag RDMA NICs and GPUs on different NUMA nodes
+  ansible.builtin.assert:
+    that: ansible_facts.rdma.gpudirect.numa_aligned is not false
+    fail_msg: "RDMA NICs on NUMA {{ ansible_facts.rdma.gpudirect.nic_numa_nodes }}, GPUs on {{ ansible_facts.rdma.gpudirect.gpu_numa_nodes }}"
+"""
+
+RETURN = r"""
+ansible_facts:
+  description: Facts to add to ansible_facts.
+  returned: always
+  type: complex
+  contains:
+    rdma:
+      description: RDMA facts of the node.
+      returned: always
+      type: complex
+      contains:
+        devices:
+          description:
+            - RDMA devices keyed by name. Each has C(name), C(node_type), C(node_guid), C(fw_ver),
+              C(pci_address), C(pci_address_source) (C(device), C(netdev) or V(null)), C(numa_node),
+              C(netdevs) and C(ports).
+            - Each port has C(port), C(state) (C(ACTIVE), C(DOWN), ...), C(phys_state) (C(LinkUp), ...),
+              C(link_layer), C(rate), C(netdev) (ndev of GID 0) and C(gids), a list of
+              C({index, gid, type, ndev}) where type is C(RoCE v2) or C(IB/RoCE v1).
+          returned: always
+          type: dict
+          sample:
+            rxe0:
+              name: rxe0
+              node_type: CA
+              pci_address: "0000:00:02.0"
+              pci_address_source: netdev
+              numa_node: -1
+              netdevs: [eth0]
+              ports:
+                - port: 1
+                  state: ACTIVE
+                  phys_state: LinkUp
+                  link_layer: Ethernet
+                  netdev: eth0
+                  gids:
+                    - {index: 2, gid: "0000:0000:0000:0000:0000:ffff:0aff:0002", type: RoCE v2, ndev: eth0.100}
+        netdevs:
+          description:
+            - Netdevs that could serve as a PF (they have a C(device) link and are not VFs), keyed by
+              name, with C(pci_address), C(numa_node), C(driver), C(mtu), C(speed) (Mb/s or V(null)),
+              C(operstate), C(address), C(sriov_numvfs) and C(sriov_totalvfs) (V(null) when the file
+              is absent) and C(vfs), a list of C({id, pci_address, netdevs}) from C(virtfn*).
+          returned: always
+          type: dict
+          sample:
+            eni10np1: {name: eni10np1, pci_address: null, driver: netdevsim, mtu: 1500, speed: null,
+                       sriov_numvfs: 8, sriov_totalvfs: null, vfs: []}
+        iommu:
+          description:
+            - C(cmdline) (IOMMU arguments of C(/proc/cmdline) as a dict), C(units) (C(/sys/class/iommu)),
+              C(groups) (number of IOMMU groups), C(enabled) (units or groups exist) and
+              C(passthrough) (V(true) for C(iommu=pt), V(null) when not stated).
+          returned: always
+          type: dict
+        netns_mode:
+          description: RDMA subsystem netns mode, C(shared) or C(exclusive); V(null) when RDMA netlink is unavailable.
+          returned: always
+          type: str
+          sample: shared
+        gpudirect:
+          description:
+            - C(peermem_loaded) and C(peermem_module) (C(nvidia_peermem) or C(nv_peer_mem)), C(rdma_nics)
+              and C(gpus) (NVIDIA vendor 0x10de, class 0x0300/0x0302) with PCI address and NUMA node,
+              C(nic_numa_nodes), C(gpu_numa_nodes) and C(numa_aligned) (V(null) unless both sides
+              report a NUMA node).
+          returned: always
+          type: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpufabric.roce.plugins.module_utils._rdma_facts import gather, rdma_netns_mode
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            sysfs_root=dict(type='path', default='/sys'),
+            procfs_root=dict(type='path', default='/proc'),
+        ),
+        supports_check_mode=True,
+    )
+    live = module.params['sysfs_root'] == '/sys'
+    facts = gather(module.params['sysfs_root'], module.params['procfs_root'],
+                   netns_mode_getter=rdma_netns_mode if live else None)
+    module.exit_json(changed=False, ansible_facts={'rdma': facts})
+
+
+if __name__ == '__main__':
+    main()

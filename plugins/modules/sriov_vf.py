@@ -1,0 +1,230 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type  # noqa: UP001
+
+DOCUMENTATION = r"""
+---
+module: sriov_vf
+short_description: Set the SR-IOV VF count and per-VF settings of a PF
+version_added: "0.1.0"
+description:
+  - Sets C(sriov_numvfs) of a PF through sysfs and the per-VF settings (MAC, VLAN, trust, spoof
+    check, link state, rates) through netlink (pyroute2, one session per run). No command is run.
+  - All VF settings are read in one C(RTM_GETLINK) dump (C(IFLA_VFINFO_LIST)); only the settings
+    that differ are written, all in one C(RTM_SETLINK).
+  - Changing a non-zero VF count needs a write of 0 first (the kernel answers EBUSY otherwise),
+    which destroys the existing VFs and whatever pods use them. Without O(allow_vf_reset=true)
+    the module fails before changing anything.
+  - Every input is validated before the first write; a bad value changes nothing.
+author:
+  - gpufabric.roce maintainers
+requirements:
+  - pyroute2 on the target node
+options:
+  pf:
+    description: PF netdev whose VFs are managed (the inventory's C(roce_sriov_pf)).
+    type: str
+    required: true
+  num_vfs:
+    description:
+      - Number of VFs (C(sriov_numvfs)). Omit to keep the current count and only set O(vfs).
+      - Must not exceed C(sriov_totalvfs) when the PF reports it (netdevsim does not).
+    type: int
+  vfs:
+    description:
+      - Per-VF settings. Any key except O(vfs[].id) may be omitted to leave that setting alone.
+    type: list
+    elements: dict
+    suboptions:
+      id:
+        description: VF index, 0 .. num_vfs-1.
+        type: int
+        required: true
+      mac:
+        description: Unicast MAC address of the VF.
+        type: str
+      vlan:
+        description: VLAN id the PF tags the VF's traffic with, 1..4094; 0 for none.
+        type: int
+      qos:
+        description: 802.1p priority (0..7) of that VLAN tag.
+        type: int
+      vlan_proto:
+        description: VLAN protocol of the tag.
+        type: str
+        choices: ['802.1Q', '802.1ad']
+      trust:
+        description: Trusted VF (may change its MAC, enter promiscuous mode).
+        type: bool
+      spoofchk:
+        description: MAC/VLAN spoof checking.
+        type: bool
+      link_state:
+        description: Link state the VF sees; V(auto) follows the PF.
+        type: str
+        choices: [auto, enable, disable]
+      min_tx_rate:
+        description: Minimum TX rate in Mb/s, 0 for none. Set together with O(vfs[].max_tx_rate) by the kernel; an omitted one keeps its value.
+        type: int
+      max_tx_rate:
+        description: Maximum TX rate in Mb/s, 0 for none.
+        type: int
+  allow_vf_reset:
+    description:
+      - Allow changing a non-zero VF count, which destroys and recreates all VFs of the PF.
+    type: bool
+    default: false
+  persist:
+    description:
+      - Also install C(/etc/systemd/system/gpufabric-sriov-<pf>.service), a oneshot unit that at boot
+        writes C(sriov_numvfs) (only when it differs) and runs one C(ip link set dev <pf> vf <id> ...)
+        per VF in O(vfs), and its C(multi-user.target.wants) symlink (what C(systemctl enable) creates).
+      - C(systemctl daemon-reload) runs only when systemd is running (C(/run/systemd/system) exists);
+        otherwise the files are still written and take effect at the next boot under systemd.
+      - V(false) leaves an existing unit alone.
+    type: bool
+    default: false
+  unit_dir:
+    description: Directory of the persisted unit.
+    type: path
+    default: /etc/systemd/system
+attributes:
+  check_mode:
+    support: full
+    details: Writes nothing; predicts C(changed) and the diff (new VFs are predicted with kernel defaults).
+  diff_mode:
+    support: full
+notes:
+  - Without O(allow_vf_reset) and with VFs present, only O(num_vfs) equal to the current count (or omitted) is accepted.
+  - When C(sriov_totalvfs) is unknown, a count the driver refuses fails at the write; with O(allow_vf_reset) the old VFs are gone by then.
+"""
+
+EXAMPLES = r"""
+- name: 8 VFs, VF 6 on VLAN 100, trusted, no spoof check, link forced up
+  gpufabric.roce.sriov_vf:
+    pf: "{{ roce_sriov_pf | default(roce_pf) }}"
+    num_vfs: 8
+    vfs:
+      - id: 6
+        vlan: 100
+        trust: true
+        spoofchk: false
+        link_state: enable
+    persist: true
+
+- name: Shrink to 4 VFs (destroys and recreates the VFs)
+  gpufabric.roce.sriov_vf:
+    pf: eni10np1
+    num_vfs: 4
+    allow_vf_reset: true
+"""
+
+RETURN = r"""
+pf:
+  description: The PF.
+  returned: always
+  type: str
+  sample: eni10np1
+num_vfs:
+  description: VF count after the run (predicted in check mode).
+  returned: always
+  type: int
+  sample: 8
+total_vfs:
+  description: C(sriov_totalvfs) of the PF, V(null) when the PF does not report it.
+  returned: always
+  type: int
+  sample: 64
+vf_reset:
+  description: Whether existing VFs were (or, in check mode, would be) destroyed to change the count.
+  returned: always
+  type: bool
+vfs:
+  description: Settings of the VFs named in O(vfs) after the run (predicted in check mode).
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - {id: 6, mac: "00:00:00:00:00:00", vlan: 100, qos: 0, vlan_proto: 802.1Q, trust: true,
+       spoofchk: false, link_state: enable, min_tx_rate: 0, max_tx_rate: 0}
+persist:
+  description: The persisted unit, its path, whether it changed, whether systemd was running and reloaded.
+  returned: when O(persist=true)
+  type: dict
+  sample: {unit: gpufabric-sriov-eni10np1.service, path: /etc/systemd/system/gpufabric-sriov-eni10np1.service,
+           changed: true, systemd_running: false, daemon_reload: false}
+diff:
+  description: C(num_vfs) and the per-VF settings before and after (and the unit text when it changed).
+  returned: always
+  type: dict
+"""
+
+import platform
+import traceback
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError, persist_unit
+from ansible_collections.gpufabric.roce.plugins.module_utils._sriov_vf import run
+
+try:
+    from pyroute2 import IPRoute
+    HAS_PYROUTE2 = True
+    PYROUTE2_IMPORT_ERROR = None
+except ImportError:
+    HAS_PYROUTE2 = False
+    PYROUTE2_IMPORT_ERROR = traceback.format_exc()
+
+VF_OPTIONS = dict(
+    id=dict(type='int', required=True),
+    mac=dict(type='str'),
+    vlan=dict(type='int'),
+    qos=dict(type='int'),
+    vlan_proto=dict(type='str', choices=['802.1Q', '802.1ad']),
+    trust=dict(type='bool'),
+    spoofchk=dict(type='bool'),
+    link_state=dict(type='str', choices=['auto', 'enable', 'disable']),
+    min_tx_rate=dict(type='int'),
+    max_tx_rate=dict(type='int'),
+)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            pf=dict(type='str', required=True),
+            num_vfs=dict(type='int'),
+            vfs=dict(type='list', elements='dict', options=VF_OPTIONS),
+            allow_vf_reset=dict(type='bool', default=False),
+            persist=dict(type='bool', default=False),
+            unit_dir=dict(type='path', default='/etc/systemd/system'),
+        ),
+        required_if=[('persist', True, ('num_vfs',))],
+        required_one_of=[('num_vfs', 'vfs')],
+        supports_check_mode=True,
+    )
+    if not HAS_PYROUTE2:
+        module.fail_json(msg=missing_required_lib('pyroute2'), exception=PYROUTE2_IMPORT_ERROR)
+
+    def persist_fn(name, content):
+        return persist_unit(name, content, 'present', module.check_mode, unit_dir=module.params['unit_dir'],
+                            run_command=module.run_command)
+
+    host = platform.node()
+    try:
+        with IPRoute() as ipr:
+            result = run(host, module.params, ipr, module.check_mode, persist_fn=persist_fn)
+    except GpufabricError as exc:
+        module.fail_json(msg=str(exc), host=host, field=exc.field, value=exc.value)
+    for warning in result.pop('warnings', []):
+        module.warn(warning)
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()

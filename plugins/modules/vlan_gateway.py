@@ -1,0 +1,241 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type  # noqa: UP001
+
+DOCUMENTATION = r"""
+---
+module: vlan_gateway
+short_description: VLAN interface on a PF holding the pod-subnet gateway, with routes to the other nodes
+version_added: "0.1.0"
+description:
+  - Creates or updates a VLAN interface on a PF, its addresses, routes and IPv4 forwarding
+    sysctls, so that pods on VFs tagged with that VLAN can reach pods on other nodes.
+    The roles derive the arguments from the inventory with the P(gpufabric.roce.vlan_gateway_plan#filter) filter.
+  - Uses netlink (pyroute2, one session per run) and C(/proc/sys) files. No command is run.
+  - Everything is validated before the first change (VLAN range, CIDRs, next hops reachable on a
+    connected subnet or C(onlink), MTU no larger than the PF's, PF present, name not taken by
+    another interface); a bad value changes nothing.
+  - The administrative state of the PF is set up when it is down (a VLAN cannot be up on a down PF).
+author:
+  - gpufabric.roce maintainers
+requirements:
+  - pyroute2 on the target node
+options:
+  pf:
+    description: Parent PF netdev (the inventory's C(roce_pf)).
+    type: str
+    required: true
+  vlan_id:
+    description: VLAN id, 1..4094 (C(roce_vlan_id)).
+    type: int
+    required: true
+  name:
+    description: Interface name. Defaults to C(<pf>.<vlan_id>); at most 15 characters.
+    type: str
+  mtu:
+    description: MTU of the VLAN interface; at most the PF's MTU. Omit to leave it (a new VLAN inherits the PF's).
+    type: int
+  addresses:
+    description:
+      - Addresses in CIDR form (C(10.255.0.2/30)). When given, the list is exact - other addresses on the
+        interface are removed (IPv6 link-local ones excepted). Omit to leave addresses alone.
+    type: list
+    elements: str
+  routes:
+    description:
+      - Routes through the interface in the main table. When given, the list is exact for the routes this
+        module could own - static routes on the interface that are not listed are removed; kernel, RA and
+        DHCP routes are left alone. Omit to leave routes alone.
+    type: list
+    elements: dict
+    suboptions:
+      dst:
+        description: Destination network in CIDR form, without host bits (C(10.255.0.4/30)).
+        type: str
+        required: true
+      via:
+        description: Next hop. Must be inside a subnet of O(addresses) unless O(routes[].onlink=true).
+        type: str
+      onlink:
+        description: Treat the next hop as directly reachable on the VLAN though it is on no connected subnet.
+        type: bool
+        default: false
+      metric:
+        description: Route metric (priority). Defaults to 0 for IPv4 and 1024 for IPv6, the kernel's defaults.
+        type: int
+  forwarding:
+    description:
+      - Sets C(net.ipv4.conf.<name>.forwarding). IPv4 forwards a packet when forwarding is on for the interface
+        it arrived on, and gateway traffic arrives and leaves on this interface, so the global C(ip_forward)
+        (which flips every interface) is not touched. Omit to leave it alone.
+    type: bool
+  rp_filter:
+    description:
+      - Sets C(net.ipv4.conf.<name>.rp_filter) (0 off, 1 strict, 2 loose). The kernel applies
+        max(C(conf.all), interface), so when C(conf.all.rp_filter) is higher it is lowered to this value too,
+        with a warning. The routes this module installs make the return path symmetric, so strict mode
+        works; use 2 when other paths are asymmetric. Omit to leave it alone.
+    type: int
+    choices: [0, 1, 2]
+  send_redirects:
+    description:
+      - Sets C(net.ipv4.conf.<name>.send_redirects). The kernel sends ICMP redirects when C(conf.all) OR the
+        interface allows it, so V(false) also sets C(conf.all.send_redirects=0). A gateway forwarding back out
+        of the interface a packet came in on would otherwise redirect pods to the other node's gateway.
+    type: bool
+  state:
+    description:
+      - V(absent) deletes the interface (with its addresses and routes) only if it is VLAN O(vlan_id) on O(pf),
+        and removes the persisted unit. Sysctls of C(conf.all) are left as they are.
+    type: str
+    choices: [present, absent]
+    default: present
+  persist:
+    description:
+      - Also install C(/etc/systemd/system/gpufabric-vlan-<name>.service), a oneshot unit of idempotent
+        C(ip link add)/C(ip address replace)/C(ip route replace) commands and sysctl writes, and its
+        C(multi-user.target.wants) symlink (what C(systemctl enable) creates). A unit works the same under
+        NetworkManager, systemd-networkd or ifupdown, which leave an unconfigured VLAN alone.
+      - C(systemctl daemon-reload) runs only when systemd is running (C(/run/systemd/system) exists);
+        otherwise the files are still written.
+    type: bool
+    default: false
+  unit_dir:
+    description: Directory of the persisted unit.
+    type: path
+    default: /etc/systemd/system
+attributes:
+  check_mode:
+    support: full
+    details: Writes nothing; predicts C(changed), the actions and the diff.
+  diff_mode:
+    support: full
+notes:
+  - Only IPv4 sysctls are managed; IPv6 addresses and routes are supported.
+"""
+
+EXAMPLES = r"""
+- name: Gateway of node1's pod subnet, route to node2's pod subnet
+  gpufabric.roce.vlan_gateway:
+    pf: enp157s0np0
+    vlan_id: 100
+    mtu: 9000
+    addresses: [10.255.0.2/30]
+    routes:
+      - {dst: 10.255.0.4/30, via: 10.255.0.6, onlink: true}
+    forwarding: true
+    persist: true
+
+- name: Derive this node's gateway from the inventory (roce_* variables of group roce_nodes)
+  ansible.builtin.set_fact:
+    gw: "{{ hostvars | gpufabric.roce.vlan_gateway_plan(inventory_hostname, groups['roce_nodes']) }}"
+
+- name: Apply it
+  gpufabric.roce.vlan_gateway:
+    pf: "{{ gw.pf }}"
+    vlan_id: "{{ gw.vlan_id }}"
+    name: "{{ gw.name }}"
+    mtu: "{{ gw.mtu }}"
+    addresses: "{{ gw.addresses }}"
+    routes: "{{ gw.routes }}"
+    forwarding: true
+
+- name: Remove the gateway
+  gpufabric.roce.vlan_gateway:
+    pf: enp157s0np0
+    vlan_id: 100
+    state: absent
+"""
+
+RETURN = r"""
+interface:
+  description: Name of the VLAN interface.
+  returned: always
+  type: str
+  sample: enp157s0np0.100
+ifindex:
+  description: Its ifindex (V(null) in check mode before it exists).
+  returned: when O(state=present)
+  type: int
+  sample: 7
+actions:
+  description: The changes made (or, in check mode, that would be made), in order.
+  returned: always
+  type: list
+  elements: str
+  sample: [create, up, addr_add 10.255.0.2/30, route_replace 10.255.0.4/30 via 10.255.0.6 metric 0 onlink, sysctl net/ipv4/conf/enp157s0np0.100/forwarding=1]
+persist:
+  description: The persisted unit, its path, whether it changed, whether systemd was running and reloaded.
+  returned: when O(persist=true) or O(state=absent)
+  type: dict
+diff:
+  description: Interface, MTU, addresses, routes and sysctls before and after (and the unit text when it changed).
+  returned: always
+  type: dict
+"""
+
+import platform
+import traceback
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError, persist_unit
+from ansible_collections.gpufabric.roce.plugins.module_utils._vlan_gateway import run
+
+try:
+    from pyroute2 import IPRoute
+    HAS_PYROUTE2 = True
+    PYROUTE2_IMPORT_ERROR = None
+except ImportError:
+    HAS_PYROUTE2 = False
+    PYROUTE2_IMPORT_ERROR = traceback.format_exc()
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            pf=dict(type='str', required=True),
+            vlan_id=dict(type='int', required=True),
+            name=dict(type='str'),
+            mtu=dict(type='int'),
+            addresses=dict(type='list', elements='str'),
+            routes=dict(type='list', elements='dict', options=dict(
+                dst=dict(type='str', required=True),
+                via=dict(type='str'),
+                onlink=dict(type='bool', default=False),
+                metric=dict(type='int'),
+            )),
+            forwarding=dict(type='bool'),
+            rp_filter=dict(type='int', choices=[0, 1, 2]),
+            send_redirects=dict(type='bool'),
+            state=dict(type='str', choices=['present', 'absent'], default='present'),
+            persist=dict(type='bool', default=False),
+            unit_dir=dict(type='path', default='/etc/systemd/system'),
+        ),
+        supports_check_mode=True,
+    )
+    if not HAS_PYROUTE2:
+        module.fail_json(msg=missing_required_lib('pyroute2'), exception=PYROUTE2_IMPORT_ERROR)
+
+    def persist_fn(name, content, state):
+        return persist_unit(name, content, state, module.check_mode, unit_dir=module.params['unit_dir'],
+                            run_command=module.run_command)
+
+    host = platform.node()
+    try:
+        with IPRoute() as ipr:
+            result = run(host, module.params, ipr, module.check_mode, persist_fn=persist_fn)
+    except GpufabricError as exc:
+        module.fail_json(msg=str(exc), host=host, field=exc.field, value=exc.value)
+    for warning in result.pop('warnings', []):
+        module.warn(warning)
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()
