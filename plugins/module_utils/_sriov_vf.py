@@ -10,6 +10,11 @@ __metaclass__ = type  # noqa: UP001
 
 import re
 
+try:
+    from pyroute2.netlink.rtnl.ifinfmsg import ifinfmsg as _ifinfmsg
+except ImportError:  # the module reports missing pyroute2 with missing_required_lib
+    _ifinfmsg = None
+
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import (
     GpufabricError,
     Sysfs,
@@ -349,9 +354,8 @@ def run(host, params, ipr, check_mode, *, fs=None, persist_fn=None):
             current_vfs = dump_vfs(ipr, index) if final else {}
             planned = vf_changes(current_vfs, desired, recreated=False)
         requests = build_vf_requests(planned)
-        if any(isinstance(r.get('vlan'), list) for r in requests):
-            from pyroute2.netlink.rtnl.ifinfmsg import ifinfmsg
-            fix_pyroute2_vlan_info(ifinfmsg.vflist.vfinfo.vf_vlist.ivvi)
+        if _ifinfmsg is not None and any(isinstance(r.get('vlan'), list) for r in requests):
+            fix_pyroute2_vlan_info(_ifinfmsg.vflist.vfinfo.vf_vlist.ivvi)
         if requests:
             try:
                 ipr.link('set', index=index, vf=requests)

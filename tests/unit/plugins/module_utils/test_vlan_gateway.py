@@ -1,0 +1,175 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+import pytest
+
+from ansible_collections.gpufabric.roce.plugins.module_utils import _vlan_gateway as vg
+from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError, Sysfs
+
+HOST = 'node1'
+NODE1 = {'pf': 'enp157s0np0', 'vlan_id': 100, 'name': None, 'mtu': 9000, 'addresses': ['10.255.0.2/30'],
+         'routes': [{'dst': '10.255.0.4/30', 'via': '10.255.0.6', 'onlink': True, 'metric': None}],
+         'forwarding': True, 'rp_filter': None, 'send_redirects': None, 'state': 'present'}
+
+
+def params(**kw):
+    p = dict(NODE1)
+    p.update(kw)
+    return p
+
+
+def route(dst, via=None, onlink=False, metric=None):
+    return {'dst': dst, 'via': via, 'onlink': onlink, 'metric': metric}
+
+
+BAD = [
+    ('vlan-zero', params(vlan_id=0), 'node1: vlan_id=0: is outside 1..4094. Fix: use a VLAN id between 1 and 4094 (roce_vlan_id)'),
+    ('vlan-4095', params(vlan_id=4095), 'node1: vlan_id=4095: is outside 1..4094. Fix: use a VLAN id between 1 and 4094 (roce_vlan_id)'),
+    ('name-too-long', params(pf='enp157s0np0', vlan_id=1000),
+     'node1: name="enp157s0np0.1000": is not a valid interface name (Linux allows at most 15 characters). '
+     'Fix: set name explicitly to a shorter name, e.g. vlan1000'),
+    ('mtu-range', params(mtu=50), 'node1: mtu=50: is outside 68..65535. Fix: use an MTU no larger than the PF MTU, e.g. 9000 or 1500'),
+    ('addr-no-prefix', params(addresses=['10.255.0.2']),
+     'node1: addresses[0]="10.255.0.2": has no prefix length. Fix: write the address in CIDR form, e.g. 10.255.0.2/30'),
+    ('addr-invalid', params(addresses=['10.255.0.300/30']),
+     'node1: addresses[0]="10.255.0.300/30": is not a valid CIDR address. Fix: write it like 10.255.0.2/30'),
+    ('addr-network', params(addresses=['10.255.0.0/30']),
+     'node1: addresses[0]="10.255.0.0/30": is the network or broadcast address of 10.255.0.0/30. Fix: use a host address of 10.255.0.0/30, e.g. 10.255.0.1/30'),
+    ('addr-twice', params(addresses=['10.255.0.2/30', '10.255.0.2/30']),
+     'node1: addresses[1]="10.255.0.2/30": is listed twice. Fix: list each address once'),
+    ('dst-invalid', params(routes=[route('10.255.0.x/30', '10.255.0.6', True)]),
+     'node1: routes[0].dst="10.255.0.x/30": is not a valid CIDR network. Fix: write it like 10.255.0.4/30'),
+    ('dst-host-bits', params(routes=[route('10.255.0.5/30', '10.255.0.6', True)]),
+     'node1: routes[0].dst="10.255.0.5/30": has host bits set. Fix: use the network address 10.255.0.4/30'),
+    ('dst-no-prefix', params(routes=[route('10.255.0.4', '10.255.0.6', True)]),
+     'node1: routes[0].dst="10.255.0.4": has no prefix length. Fix: write the network in CIDR form, e.g. 10.255.0.4/32'),
+    ('via-invalid', params(routes=[route('10.255.0.4/30', '10.255.0.6/30', True)]),
+     'node1: routes[0].via="10.255.0.6/30": is not an IP address. Fix: give the next hop as a plain address, e.g. 10.255.0.6'),
+    ('via-family', params(routes=[route('10.255.0.4/30', 'fd00::6', True)]),
+     'node1: routes[0].via="fd00::6": is IPv6 but dst 10.255.0.4/30 is IPv4. Fix: use a next hop of the same address family as dst'),
+    ('via-unreachable', params(routes=[route('10.255.0.4/30', '10.255.0.6')]),
+     'node1: routes[0].via="10.255.0.6": is not on a connected subnet of enp157s0np0.100 (10.255.0.0/30). '
+     'Fix: set onlink: true (the next hop is reachable on the VLAN without a shared subnet) or add an address covering it'),
+    ('onlink-without-via', params(routes=[route('10.255.0.4/30', None, True)]),
+     'node1: routes[0].onlink=true: onlink needs a next hop but via is not set. Fix: set via, or drop onlink'),
+    ('metric-range', params(routes=[route('10.255.0.4/30', '10.255.0.6', True, -1)]),
+     'node1: routes[0].metric=-1: is outside 0..4294967295. Fix: use a small metric such as 0 or 100'),
+    ('route-twice', params(routes=[route('10.255.0.4/30', '10.255.0.6', True), route('10.255.0.4/30', '10.255.0.5', True)]),
+     'node1: routes[1].dst="10.255.0.4/30": a route to 10.255.0.4/30 with metric 0 is listed twice. Fix: list each destination once per metric'),
+]
+
+
+@pytest.mark.parametrize('p,message', [b[1:] for b in BAD], ids=[b[0] for b in BAD])
+def test_validate_params_rejects(p, message):
+    with pytest.raises(GpufabricError) as err:
+        vg.validate_params(HOST, p)
+    assert str(err.value) == message
+
+
+PF = {'index': 2, 'mtu': 9000, 'up': True}
+
+
+def link(**kw):
+    base = {'index': 7, 'kind': 'vlan', 'vlan_id': 100, 'parent': 2, 'mtu': 9000, 'up': True,
+            'addresses': ['10.255.0.2/30'], 'routes': [{'dst': '10.255.0.4/30', 'via': '10.255.0.6', 'onlink': True, 'metric': 0}]}
+    base.update(kw)
+    return base
+
+
+BAD_STATE = [
+    ('pf-missing', params(), {'pf': None, 'link': None},
+     'node1: pf="enp157s0np0": no such network interface. Fix: set pf (roce_pf) to an existing PF netdev, see ansible_facts.rdma.netdevs'),
+    ('mtu-above-pf', params(), {'pf': dict(PF, mtu=1500), 'link': None},
+     'node1: mtu=9000: exceeds the MTU 1500 of PF enp157s0np0. Fix: lower mtu to at most 1500, or raise the PF MTU first'),
+    ('name-taken-by-bridge', params(name='gw0'), {'pf': PF, 'link': link(kind='bridge', vlan_id=None, parent=None)},
+     'node1: name="gw0": already exists as a bridge interface, not VLAN 100 on enp157s0np0. Fix: choose another name, or remove the existing interface first'),
+    ('name-other-vlan', params(), {'pf': PF, 'link': link(vlan_id=200)},
+     'node1: name="enp157s0np0.100": already exists as VLAN 200 on ifindex 2, not VLAN 100 on enp157s0np0. '
+     'Fix: choose another name, or remove the existing interface first'),
+]
+
+
+@pytest.mark.parametrize('p,state,message', [b[1:] for b in BAD_STATE], ids=[b[0] for b in BAD_STATE])
+def test_validate_state_rejects(p, state, message):
+    desired = vg.validate_params(HOST, p)
+    desired['state'] = p['state']
+    with pytest.raises(GpufabricError) as err:
+        vg.validate_state(HOST, desired, state)
+    assert str(err.value) == message
+
+
+def plan_for(p, state, sysctls=None, all_values=None):
+    desired = vg.validate_params(HOST, p)
+    desired['state'] = p['state']
+    vg.validate_state(HOST, desired, state)
+    return vg.plan(desired, state, sysctls or {}, all_values or {})
+
+
+def test_plan_from_scratch():
+    actions, before, after, warnings = plan_for(params(), {'pf': dict(PF, up=False), 'link': None},
+                                                {'sys/net/ipv4/conf/enp157s0np0.100/forwarding': 0})
+    assert [vg.describe(a) for a in actions] == [
+        'pf_up', 'create', 'up', 'addr_add 10.255.0.2/30', 'route_replace 10.255.0.4/30 via 10.255.0.6 metric 0 onlink',
+        'sysctl net/ipv4/conf/enp157s0np0.100/forwarding=1']
+    assert before['present'] is False and after['addresses'] == ['10.255.0.2/30']
+    assert warnings == []
+
+
+def test_plan_idempotent():
+    actions, before, after, _w = plan_for(params(), {'pf': PF, 'link': link()}, {'sys/net/ipv4/conf/enp157s0np0.100/forwarding': 1})
+    assert actions == []
+    assert before == after
+
+
+def test_plan_removes_only_unlisted_and_changes_nexthop():
+    current = link(addresses=['10.255.0.2/30', '192.0.2.1/24'],
+                   routes=[{'dst': '10.255.0.4/30', 'via': '10.255.0.5', 'onlink': True, 'metric': 0},
+                           {'dst': '10.9.0.0/16', 'via': '10.255.0.1', 'onlink': False, 'metric': 0}])
+    actions, _b, _a, _w = plan_for(params(forwarding=None, mtu=1500), {'pf': PF, 'link': current})
+    assert [vg.describe(a) for a in actions] == [
+        'mtu 1500', 'addr_del 192.0.2.1/24', 'route_del 10.9.0.0/16 via 10.255.0.1 metric 0',
+        'route_replace 10.255.0.4/30 via 10.255.0.6 metric 0 onlink']
+
+
+def test_plan_leaves_unmanaged_lists_alone():
+    current = link(addresses=['192.0.2.1/24'], routes=[])
+    actions, _b, after, _w = plan_for(params(addresses=None, routes=None, forwarding=None), {'pf': PF, 'link': current})
+    assert actions == [] and 'addresses' not in after and 'routes' not in after
+
+
+def test_plan_absent():
+    actions, before, after, _w = plan_for(params(state='absent'), {'pf': PF, 'link': link()})
+    assert actions == [('delete',)] and before['present'] is True and after['present'] is False
+    assert plan_for(params(state='absent'), {'pf': None, 'link': None})[0] == []
+
+
+def test_rp_filter_lowers_all_with_warning_and_redirects():
+    desired = vg.validate_params(HOST, params(rp_filter=0, send_redirects=False))
+    want, warnings = vg.desired_sysctls(desired, {'rp_filter': 1, 'send_redirects': 1})
+    assert want == {'sys/net/ipv4/conf/enp157s0np0.100/forwarding': 1, 'sys/net/ipv4/conf/enp157s0np0.100/rp_filter': 0,
+                    'sys/net/ipv4/conf/all/rp_filter': 0, 'sys/net/ipv4/conf/enp157s0np0.100/send_redirects': 0,
+                    'sys/net/ipv4/conf/all/send_redirects': 0}
+    assert warnings[0].startswith('net.ipv4.conf.all.rp_filter is 1 and the kernel applies max(all, interface)')
+    want, warnings = vg.desired_sysctls(desired, {'rp_filter': 0, 'send_redirects': 0})
+    assert 'sys/net/ipv4/conf/all/rp_filter' not in want and warnings == []
+
+
+def test_sysctls_of_new_interface_read_from_default(tmp_path):
+    conf = tmp_path / 'sys' / 'net' / 'ipv4' / 'conf' / 'default'
+    conf.mkdir(parents=True)
+    (conf / 'forwarding').write_text('0\n')
+    fs = Sysfs(str(tmp_path), str(tmp_path))
+    path = 'sys/net/ipv4/conf/enp157s0np0.100/forwarding'
+    assert vg.read_sysctls(fs, [path], 'enp157s0np0.100', exists=False) == {path: 0}
+
+
+def test_render_unit():
+    desired = vg.validate_params(HOST, params(rp_filter=2, send_redirects=False))
+    text = vg.render_unit(desired)
+    assert 'ExecStart=-/sbin/ip link add link enp157s0np0 name enp157s0np0.100 type vlan id 100' in text
+    assert 'ExecStart=/sbin/ip link set dev enp157s0np0.100 mtu 9000 up' in text
+    assert 'ExecStart=/sbin/ip route replace 10.255.0.4/30 via 10.255.0.6 dev enp157s0np0.100 proto static metric 0 onlink' in text
+    assert ("ExecStart=/bin/sh -c '[ $$(cat /proc/sys/net/ipv4/conf/all/rp_filter) -le 2 ] || "
+            "echo 2 > /proc/sys/net/ipv4/conf/all/rp_filter'") in text
+    assert vg.unit_name('enp157s0np0.100') == 'gpufabric-vlan-enp157s0np0.100.service'
