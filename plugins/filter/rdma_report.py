@@ -1,0 +1,80 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters of the rdma_verify role: ring plan, ping/perftest output parsing, results matrix and
+its table/JUnit reports, test pod manifests.  The logic lives in module_utils/_rdma_report.py
+and module_utils/_perftest.py."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type  # noqa: UP001
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.gpufabric.roce.plugins.module_utils import _perftest, _rdma_report
+
+
+def _wrap(fn):
+    def inner(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (_rdma_report.ReportError, _perftest.PerftestError) as exc:
+            raise AnsibleFilterError(str(exc)) from None
+    inner.__name__ = fn.__name__
+    inner.__doc__ = fn.__doc__
+    return inner
+
+
+def rdma_verify_plan(nodes, addresses, base_port=18515):
+    return _rdma_report.plan(list(nodes), dict(addresses), int(base_port))
+
+
+def rdma_ping_parse(stdout, rc=None):
+    return _rdma_report.parse_ping(stdout, rc)
+
+
+def perftest_parse(stdout, stderr=''):
+    """perftest output (for example from kubernetes.core.k8s_exec in pod mode) -> the module's parsed form."""
+    return _perftest.parse_output(stdout, stderr)
+
+
+def rdma_verify_matrix(hostvars, hosts, rounds, tests, records_var='__rdma_verify_records'):
+    """Collects every host's records (missing on failed/unreachable hosts) and builds the matrix."""
+    records = []
+    for host in hosts:
+        try:
+            hv = hostvars[host]
+        except KeyError:
+            continue
+        recs = hv.get(records_var) if hasattr(hv, 'get') else None
+        records.extend(recs or [])
+    return _rdma_report.build_matrix(rounds, records, list(tests))
+
+
+def rdma_report_table(matrix):
+    return _rdma_report.render_table(matrix)
+
+
+def rdma_report_junit(matrix, suite_name='rdma_verify'):
+    return _rdma_report.render_junit(matrix, suite_name)
+
+
+def rdma_verify_pod_manifests(nodes, settings):
+    return _rdma_report.pod_manifests(list(nodes), dict(settings))
+
+
+def rdma_pod_net1_address(pod, interface='net1'):
+    return _rdma_report.pod_net1_address(pod, interface)
+
+
+class FilterModule:
+    def filters(self):
+        return {
+            'rdma_verify_plan': _wrap(rdma_verify_plan),
+            'rdma_ping_parse': _wrap(rdma_ping_parse),
+            'perftest_parse': _wrap(perftest_parse),
+            'rdma_verify_matrix': _wrap(rdma_verify_matrix),
+            'rdma_report_table': _wrap(rdma_report_table),
+            'rdma_report_junit': _wrap(rdma_report_junit),
+            'rdma_verify_pod_manifests': _wrap(rdma_verify_pod_manifests),
+            'rdma_pod_net1_address': _wrap(rdma_pod_net1_address),
+        }

@@ -1,0 +1,332 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Logic of the ``rdma_verify`` role: the ring plan (rounds of disjoint pairs), ping output
+parsing, the results matrix and its three reports (table, JSON, JUnit XML), and the test pod
+manifests of pod mode.  Pure Python, unit-tested; the filters in plugins/filter/rdma_report.py
+are thin wrappers.  Private to this collection."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type  # noqa: UP001
+
+import ipaddress
+import json
+import re
+from xml.etree import ElementTree as ET
+
+KINDS = ('ping', 'bw', 'lat')
+MAX_POD_NAME = 63
+
+
+class ReportError(Exception):
+    pass
+
+
+def _err(host, field, value, problem, fix):
+    try:
+        shown = json.dumps(value, sort_keys=True)
+    except (TypeError, ValueError):
+        shown = repr(value)
+    return ReportError('%s: %s=%s: %s. Fix: %s' % (host, field, shown, problem, fix))
+
+
+# ---------------------------------------------------------------------------------------------
+# plan
+# ---------------------------------------------------------------------------------------------
+
+def ring_rounds(nodes):
+    """Ring pairing: node i is the client of node i+1 (and so the server of node i-1).
+
+    The ring's pairs are split into rounds in which every node is in at most one pair, so a
+    round's pairs can all run at the same time without sharing a node: 2 rounds for an even
+    number of nodes, 3 for an odd one, whatever the node count.  Returns a list of rounds, each a
+    list of ``{'client', 'server'}``.
+    """
+    nodes = list(nodes)
+    if len(set(nodes)) != len(nodes):
+        dupes = sorted({n for n in nodes if nodes.count(n) > 1})
+        raise _err('(play)', 'rdma_verify_hosts', dupes, 'a node is listed twice', 'list each node once')
+    n = len(nodes)
+    if n < 2:
+        raise _err('(play)', 'rdma_verify_hosts', nodes, 'a ring needs at least two nodes',
+                   'run the role against two or more hosts of roce_nodes')
+    pairs = [{'client': nodes[i], 'server': nodes[(i + 1) % n]} for i in range(n)]
+    if n == 2:
+        return [[pairs[0]], [pairs[1]]]
+    even = [pairs[i] for i in range(0, n, 2)]
+    odd = [pairs[i] for i in range(1, n, 2)]
+    if n % 2 == 0:
+        return [even, odd]
+    # odd ring: the last pair (n-1 -> 0) shares node 0 with pair 0 -> 1
+    return [even[:-1], odd, [even[-1]]]
+
+
+def plan(nodes, addresses, base_port=18515):
+    """Per-node duties for every round: ``{node: [{'round', 'client_to', 'server_for', 'peer_address', 'tcp_port'}]}``.
+
+    ``addresses`` maps each node to the address its peers use to reach it (the VLAN gateway address
+    in host mode).  Every pair of a round gets its own TCP port (base_port + pair index), so a test
+    can run several servers on one machine (all-in-one labs) without clashing.
+    """
+    rounds = ring_rounds(nodes)
+    missing = [n for n in nodes if not addresses.get(n)]
+    if missing:
+        raise _err(missing[0], 'rdma_verify_address', addresses.get(missing[0]),
+                   'no address to reach this node (%d node(s) without one: %s)' % (len(missing), ', '.join(missing)),
+                   "set roce_pod_gateway (the VLAN gateway address) for every node, or rdma_verify_address_var "
+                   "to the name of the variable holding each node's address")
+    for node in nodes:
+        try:
+            ipaddress.ip_address(str(addresses[node]))
+        except ValueError:
+            raise _err(node, 'rdma_verify_address', addresses[node], 'is not an IP address',
+                       'use the IPv4 address of the VLAN gateway of the node') from None
+    duties = {n: [] for n in nodes}
+    for r, pairs in enumerate(rounds):
+        for n in nodes:
+            duties[n].append({'round': r, 'client_to': None, 'server_for': None, 'peer_address': None, 'tcp_port': None})
+        for i, pair in enumerate(pairs):
+            port = base_port + i
+            c = duties[pair['client']][r]
+            c.update(client_to=pair['server'], peer_address=str(addresses[pair['server']]), tcp_port=port)
+            s = duties[pair['server']][r]
+            s.update(server_for=pair['client'], tcp_port=port)
+    return {'rounds': rounds, 'duties': duties}
+
+
+# ---------------------------------------------------------------------------------------------
+# ping
+# ---------------------------------------------------------------------------------------------
+
+_PING_STATS = re.compile(r'(\d+) packets transmitted, (\d+) (?:packets )?received(?:, \+(\d+) errors)?, '
+                         r'(?:\+\d+ duplicates, )?([\d.]+)% packet loss')
+_PING_RTT = re.compile(r'(?:rtt|round-trip) min/avg/max(?:/(?:mdev|stddev))? = ([\d.]+)/([\d.]+)/([\d.]+)(?:/([\d.]+))? ms')
+
+
+def parse_ping(stdout, rc=None):
+    """iputils (and busybox) ping summary -> numbers. ``ok`` is True when every packet came back."""
+    out = {'transmitted': None, 'received': None, 'loss_pct': None, 'rtt_min_ms': None, 'rtt_avg_ms': None,
+           'rtt_max_ms': None, 'ok': False}
+    m = _PING_STATS.search(stdout or '')
+    if m:
+        out.update(transmitted=int(m.group(1)), received=int(m.group(2)), loss_pct=float(m.group(4)))
+    m = _PING_RTT.search(stdout or '')
+    if m:
+        out.update(rtt_min_ms=float(m.group(1)), rtt_avg_ms=float(m.group(2)), rtt_max_ms=float(m.group(3)))
+    out['ok'] = bool(out['transmitted']) and out['received'] == out['transmitted'] and rc in (None, 0)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# matrix
+# ---------------------------------------------------------------------------------------------
+
+def build_matrix(rounds, records, tests):
+    """One row per ring pair, in plan order, from the records the hosts left.
+
+    ``records``: ``[{'kind': 'ping'|'bw'|'lat', 'side': 'client'|'server', 'client', 'server', 'test',
+    'ok', 'msg', 'metrics', 'gid_index', 'ping'}]``.  A check with no client record is a failure
+    ("not run": the host failed or was unreachable).
+    """
+    kinds = ['ping'] + [kind_of(t) for t in tests]
+    index = {}
+    for rec in records or []:
+        index[(rec.get('kind'), rec.get('side', 'client'), rec.get('client'), rec.get('server'))] = rec
+    rows = []
+    for r, pairs in enumerate(rounds):
+        for pair in pairs:
+            c, s = pair['client'], pair['server']
+            row = {'pair': '%s -> %s' % (c, s), 'client': c, 'server': s, 'round': r, 'checks': {}, 'failures': []}
+            for kind in kinds:
+                rec = index.get((kind, 'client', c, s))
+                srv = index.get((kind, 'server', c, s))
+                check = _check(kind, rec, srv)
+                row['checks'][kind] = check
+                if not check['ok']:
+                    row['failures'].append('%s: %s' % (check['name'], check['message']))
+            row['passed'] = not row['failures']
+            rows.append(row)
+    return {
+        'pairs': rows,
+        'passed': all(r['passed'] for r in rows),
+        'total': len(rows),
+        'failed': sum(1 for r in rows if not r['passed']),
+        'checks': kinds,
+    }
+
+
+def kind_of(test):
+    return 'bw' if test.endswith('_bw') else 'lat'
+
+
+def _check(kind, rec, srv):
+    name = {'ping': 'ping'}.get(kind) or (rec or srv or {}).get('test') or kind
+    if rec is None:
+        msg = 'not run (no result from the client host)'
+        if srv and not srv.get('ok', True):
+            msg += '; server: %s' % srv.get('msg')
+        return {'name': name, 'ok': False, 'message': msg, 'metrics': {}}
+    check = {'name': name, 'ok': bool(rec.get('ok')), 'metrics': rec.get('metrics') or rec.get('ping') or {},
+             'gid_index': rec.get('gid_index'), 'message': rec.get('msg') or ''}
+    if kind == 'ping':
+        p = rec.get('ping') or {}
+        if not check['ok'] and not check['message']:
+            check['message'] = '%s of %s packets received' % (p.get('received'), p.get('transmitted'))
+    elif not check['ok'] and srv and not srv.get('ok', True) and srv.get('msg'):
+        check['message'] = '%s; server: %s' % (check['message'], srv['msg'])
+    return check
+
+
+# ---------------------------------------------------------------------------------------------
+# reports
+# ---------------------------------------------------------------------------------------------
+
+def _fmt(value, spec):
+    return '-' if value is None else spec % value
+
+
+def table_rows(matrix):
+    out = []
+    for row in matrix['pairs']:
+        ping = row['checks'].get('ping', {})
+        bw = row['checks'].get('bw')
+        lat = row['checks'].get('lat')
+        pm = ping.get('metrics') or {}
+        cells = [row['pair'],
+                 ('ok %s ms' % _fmt(pm.get('rtt_avg_ms'), '%.3f')) if ping.get('ok') else 'FAIL']
+        if bw is not None:
+            m = bw.get('metrics') or {}
+            cells.append(_fmt(m.get('bw_average_gbps'), '%.2f') if m else 'FAIL')
+            cells.append(_fmt(m.get('bw_pct_of_link'), '%.1f') if m else '-')
+        if lat is not None:
+            m = lat.get('metrics') or {}
+            cells.append(_fmt(m.get('t_avg_us'), '%.2f') if m else 'FAIL')
+        cells.append('PASS' if row['passed'] else 'FAIL')
+        out.append(cells)
+    return out
+
+
+def render_table(matrix):
+    """The at-a-glance table printed at the end of the play, then one line per failure."""
+    header = ['pair', 'ping']
+    if 'bw' in matrix['checks']:
+        header += ['bw avg Gb/s', '% of link']
+    if 'lat' in matrix['checks']:
+        header += ['lat avg us']
+    header.append('result')
+    rows = table_rows(matrix)
+    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
+    lines = ['  '.join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in [header] + rows]
+    lines.insert(1, '  '.join('-' * w for w in widths))
+    lines.append('%d of %d pairs passed' % (matrix['total'] - matrix['failed'], matrix['total']))
+    for row in matrix['pairs']:
+        for failure in row['failures']:
+            lines.append('FAIL %s: %s' % (row['pair'], failure))
+    return '\n'.join(lines)
+
+
+def render_junit(matrix, suite_name='rdma_verify'):
+    """JUnit XML: one testsuite, one testcase per pair and check (classname = the pair)."""
+    cases = []
+    for row in matrix['pairs']:
+        for kind in matrix['checks']:
+            check = row['checks'][kind]
+            cases.append((row, check))
+    failures = sum(1 for _, c in cases if not c['ok'])
+    suite = ET.Element('testsuite', name=suite_name, tests=str(len(cases)), failures=str(failures), errors='0')
+    for row, check in cases:
+        case = ET.SubElement(suite, 'testcase', classname='%s.%s' % (suite_name, row['pair'].replace(' -> ', '_to_')),
+                             name='%s %s' % (check['name'], row['pair']))
+        m = check.get('metrics') or {}
+        summary = ', '.join('%s=%s' % (k, m[k]) for k in sorted(m) if isinstance(m[k], (int, float)))
+        if summary:
+            ET.SubElement(case, 'system-out').text = summary
+        if not check['ok']:
+            ET.SubElement(case, 'failure', message=check['message'] or 'failed', type=check['name']).text = check['message']
+    suites = ET.Element('testsuites', name=suite_name, tests=str(len(cases)), failures=str(failures))
+    suites.append(suite)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding='unicode') + '\n'
+
+
+# ---------------------------------------------------------------------------------------------
+# pod mode
+# ---------------------------------------------------------------------------------------------
+
+def _slug(text):
+    return re.sub(r'-+', '-', re.sub(r'[^a-z0-9-]', '-', str(text).lower())).strip('-')
+
+
+def pod_manifests(nodes, settings):
+    """One test pod per node, pinned with nodeName, with the Multus network annotation, the node's
+    SR-IOV resource, IPC_LOCK, and an image chosen by variable.
+
+    ``nodes``: ``[{'host', 'node_name', 'network', 'resource'}]``; ``settings``: ``{'namespace', 'image',
+    'image_pull_policy', 'image_pull_secrets', 'name_prefix', 'command', 'labels'}``.
+    """
+    if not settings.get('image'):
+        raise _err('(play)', 'rdma_verify_pod_image', settings.get('image'), 'no test image',
+                   'set rdma_verify_pod_image to an image with perftest and ping (mirror it for air-gapped clusters)')
+    out = []
+    for n in nodes:
+        for field in ('node_name', 'network', 'resource'):
+            if not n.get(field):
+                raise _err(n.get('host'), {'node_name': 'roce_node_name', 'network': 'rdma_verify_pod_network',
+                                           'resource': 'rdma_verify_pod_resource'}[field], n.get(field), 'is empty',
+                           'set it per node (see the role README)')
+        if '/' not in n['resource']:
+            raise _err(n['host'], 'rdma_verify_pod_resource', n['resource'], 'must be <prefix>/<resourceName>',
+                       'e.g. nvidia.com/roce_node1')
+        name = '%s-%s' % (settings.get('name_prefix') or 'rdma-verify', _slug(n['node_name']))
+        if len(name) > MAX_POD_NAME:
+            raise _err(n['host'], 'roce_node_name', n['node_name'], 'the pod name %s is longer than %d characters' % (name, MAX_POD_NAME),
+                       'shorten rdma_verify_pod_name_prefix')
+        labels = {'app.kubernetes.io/name': 'rdma-verify', 'app.kubernetes.io/part-of': 'gpufabric.roce',
+                  'gpufabric.roce/node': _slug(n['node_name'])}
+        labels.update(settings.get('labels') or {})
+        container = {
+            'name': 'perftest',
+            'image': settings['image'],
+            'imagePullPolicy': settings.get('image_pull_policy') or 'IfNotPresent',
+            'command': list(settings.get('command') or ['sleep', 'infinity']),
+            'securityContext': {'capabilities': {'add': ['IPC_LOCK', 'NET_RAW']}},
+            'resources': {'requests': {n['resource']: '1'}, 'limits': {n['resource']: '1'}},
+        }
+        spec = {
+            'nodeName': n['node_name'],
+            'restartPolicy': 'Never',
+            'terminationGracePeriodSeconds': 1,
+            'containers': [container],
+        }
+        if settings.get('image_pull_secrets'):
+            spec['imagePullSecrets'] = [{'name': s} for s in settings['image_pull_secrets']]
+        out.append({
+            'apiVersion': 'v1',
+            'kind': 'Pod',
+            'metadata': {
+                'name': name,
+                'namespace': settings.get('namespace') or 'default',
+                'labels': labels,
+                'annotations': {'k8s.v1.cni.cncf.io/networks': n['network']},
+            },
+            'spec': spec,
+        })
+    return out
+
+
+def pod_net1_address(pod, interface='net1'):
+    """The IPv4 address of ``interface`` from the pod's ``k8s.v1.cni.cncf.io/network-status`` annotation."""
+    annotations = ((pod or {}).get('metadata') or {}).get('annotations') or {}
+    raw = annotations.get('k8s.v1.cni.cncf.io/network-status') or annotations.get('k8s.v1.cni.cncf.io/networks-status')
+    if not raw:
+        return None
+    try:
+        status = json.loads(raw)
+    except ValueError:
+        return None
+    for net in status if isinstance(status, list) else []:
+        if net.get('interface') == interface:
+            for ip in net.get('ips') or []:
+                if ':' not in ip:
+                    return ip
+    return None

@@ -1,0 +1,245 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""rdma_verify logic: ring plan, ping parsing (real iputils output), the matrix, its table and
+JUnit reports, and the pod manifests (validated against the core Kubernetes schema)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type  # noqa: UP001
+
+import itertools
+import os
+from xml.etree import ElementTree as ET
+
+import pytest
+
+from ansible_collections.gpufabric.roce.plugins.module_utils import _perftest as pt
+from ansible_collections.gpufabric.roce.plugins.module_utils import _rdma_report as rr
+
+FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures')
+
+
+def fixture(*parts):
+    with open(os.path.join(FIXTURES, *parts)) as f:
+        return f.read()
+
+
+# ---------------------------------------------------------------- plan
+
+@pytest.mark.parametrize('n', range(2, 12))
+def test_ring_rounds_cover_the_ring_with_disjoint_pairs(n):
+    nodes = ['n%d' % i for i in range(n)]
+    rounds = rr.ring_rounds(nodes)
+    pairs = [(p['client'], p['server']) for r in rounds for p in r]
+    assert sorted(pairs) == sorted((nodes[i], nodes[(i + 1) % n]) for i in range(n))
+    for r in rounds:
+        members = [x for p in r for x in (p['client'], p['server'])]
+        assert len(members) == len(set(members)), 'a node is in two pairs of one round'
+    assert len(rounds) == (2 if n % 2 == 0 else 3)
+
+
+def test_two_nodes_both_directions():
+    assert rr.ring_rounds(['node1', 'node2']) == [[{'client': 'node1', 'server': 'node2'}],
+                                                  [{'client': 'node2', 'server': 'node1'}]]
+
+
+def test_ring_needs_two_distinct_nodes():
+    with pytest.raises(rr.ReportError) as err:
+        rr.ring_rounds(['node1'])
+    assert str(err.value) == ('(play): rdma_verify_hosts=["node1"]: a ring needs at least two nodes. '
+                              'Fix: run the role against two or more hosts of roce_nodes')
+    with pytest.raises(rr.ReportError) as err:
+        rr.ring_rounds(['a', 'b', 'a'])
+    assert str(err.value) == '(play): rdma_verify_hosts=["a"]: a node is listed twice. Fix: list each node once'
+
+
+def test_plan_duties_and_ports():
+    p = rr.plan(['node1', 'node2', 'node3', 'node4'],
+                {'node1': '10.255.0.2', 'node2': '10.255.0.6', 'node3': '10.255.0.10', 'node4': '10.255.0.14'})
+    assert p['duties']['node1'][0] == {'round': 0, 'client_to': 'node2', 'server_for': None,
+                                       'peer_address': '10.255.0.6', 'tcp_port': 18515}
+    assert p['duties']['node3'][0] == {'round': 0, 'client_to': 'node4', 'server_for': None,
+                                       'peer_address': '10.255.0.14', 'tcp_port': 18516}
+    assert p['duties']['node4'][0]['server_for'] == 'node3'
+    assert p['duties']['node4'][1] == {'round': 1, 'client_to': 'node1', 'server_for': None,
+                                       'peer_address': '10.255.0.2', 'tcp_port': 18516}
+    assert p['duties']['node1'][1]['server_for'] == 'node4'
+
+
+def test_plan_refuses_missing_and_bad_addresses():
+    with pytest.raises(rr.ReportError) as err:
+        rr.plan(['node1', 'node2'], {'node1': '10.255.0.2', 'node2': ''})
+    assert str(err.value).startswith('node2: rdma_verify_address="": no address to reach this node (1 node(s) without one: node2). '
+                                     'Fix: set roce_pod_gateway')
+    with pytest.raises(rr.ReportError) as err:
+        rr.plan(['node1', 'node2'], {'node1': '10.255.0.2', 'node2': 'node2.example'})
+    assert str(err.value) == ('node2: rdma_verify_address="node2.example": is not an IP address. '
+                              'Fix: use the IPv4 address of the VLAN gateway of the node')
+
+
+# ---------------------------------------------------------------- ping
+
+def test_ping_ok_real_output():
+    parsed = rr.parse_ping(fixture('rdma_verify', 'ping_ok.stdout'), int(fixture('rdma_verify', 'ping_ok.rc')))
+    assert parsed == {'transmitted': 3, 'received': 3, 'loss_pct': 0.0, 'rtt_min_ms': 0.032, 'rtt_avg_ms': 0.123,
+                      'rtt_max_ms': 0.304, 'ok': True}
+
+
+def test_ping_unreachable_real_output():
+    parsed = rr.parse_ping(fixture('rdma_verify', 'ping_unreachable.stdout'), int(fixture('rdma_verify', 'ping_unreachable.rc')))
+    assert parsed == {'transmitted': 3, 'received': 0, 'loss_pct': 100.0, 'rtt_min_ms': None, 'rtt_avg_ms': None,
+                      'rtt_max_ms': None, 'ok': False}
+
+
+def test_ping_no_output():
+    assert rr.parse_ping('', 2)['ok'] is False
+
+
+# ---------------------------------------------------------------- matrix and reports
+
+def perftest_metrics(case):
+    metrics = pt.parse_output(fixture('perftest', case + '.stdout'))['metrics']
+    return pt.add_link_percentage(metrics, 10000)
+
+
+def ok_records(client, server, ping_ok=True):
+    ping = rr.parse_ping(fixture('rdma_verify', 'ping_ok.stdout' if ping_ok else 'ping_unreachable.stdout'), 0 if ping_ok else 1)
+    return [
+        {'kind': 'ping', 'side': 'client', 'client': client, 'server': server, 'ok': ping['ok'], 'ping': ping,
+         'msg': '' if ping_ok else 'ping 10.255.0.2: rc=1, 0 of 3 replies'},
+        {'kind': 'bw', 'side': 'client', 'test': 'ib_write_bw', 'client': client, 'server': server, 'ok': True, 'msg': '',
+         'metrics': perftest_metrics('write_bw.client'), 'gid_index': 2},
+        {'kind': 'bw', 'side': 'server', 'test': 'ib_write_bw', 'client': client, 'server': server, 'ok': True, 'msg': '',
+         'metrics': perftest_metrics('write_bw.server'), 'gid_index': 2},
+        {'kind': 'lat', 'side': 'client', 'test': 'ib_write_lat', 'client': client, 'server': server, 'ok': True, 'msg': '',
+         'metrics': perftest_metrics('write_lat.client'), 'gid_index': 2},
+    ]
+
+
+ROUNDS = rr.ring_rounds(['node1', 'node2'])
+TESTS = ['ib_write_bw', 'ib_write_lat']
+
+
+def test_matrix_all_pass():
+    m = rr.build_matrix(ROUNDS, ok_records('node1', 'node2') + ok_records('node2', 'node1'), TESTS)
+    assert (m['passed'], m['total'], m['failed'], m['checks']) == (True, 2, 0, ['ping', 'bw', 'lat'])
+    assert [r['pair'] for r in m['pairs']] == ['node1 -> node2', 'node2 -> node1']
+    assert m['pairs'][0]['checks']['bw']['metrics']['bw_average_mib_s'] == 46.86
+    assert m['pairs'][0]['checks']['bw']['gid_index'] == 2
+
+
+def test_matrix_missing_host_and_failures():
+    records = ok_records('node1', 'node2', ping_ok=False)
+    records[1] = dict(records[1], ok=False, msg='node1: ib_write_bw client to 10.255.0.6: average bandwidth 0.39 Gb/s '
+                                                 '(4096-byte messages) is below min_bw_gbps=100')
+    m = rr.build_matrix(ROUNDS, records, TESTS)  # node2 left no record (unreachable)
+    assert (m['passed'], m['failed']) == (False, 2)
+    assert m['pairs'][0]['failures'] == [
+        'ping: ping 10.255.0.2: rc=1, 0 of 3 replies',
+        'ib_write_bw: node1: ib_write_bw client to 10.255.0.6: average bandwidth 0.39 Gb/s (4096-byte messages) is below min_bw_gbps=100',
+    ]
+    assert m['pairs'][1]['failures'] == ['ping: not run (no result from the client host)',
+                                         'bw: not run (no result from the client host)',
+                                         'lat: not run (no result from the client host)']
+
+
+def test_matrix_server_failure_is_quoted_next_to_the_client_failure():
+    records = ok_records('node1', 'node2')
+    records[1] = dict(records[1], ok=False, msg="node1: ib_write_bw client to 10.255.0.6 failed (rc=1). perftest said: 'Failed to modify QP 19 to RTR'")
+    records[2] = dict(records[2], ok=False, msg="node2: ib_write_bw server failed (rc=1). perftest said: 'ethernet_read_keys: Couldn't read remote address'")
+    m = rr.build_matrix(ROUNDS[:1], records, TESTS)
+    assert m['pairs'][0]['checks']['bw']['message'] == (
+        "node1: ib_write_bw client to 10.255.0.6 failed (rc=1). perftest said: 'Failed to modify QP 19 to RTR'; "
+        "server: node2: ib_write_bw server failed (rc=1). perftest said: 'ethernet_read_keys: Couldn't read remote address'")
+
+
+def test_table():
+    records = ok_records('node1', 'node2') + ok_records('node2', 'node1', ping_ok=False)
+    table = rr.render_table(rr.build_matrix(ROUNDS, records, TESTS))
+    assert table.splitlines() == [
+        'pair            ping         bw avg Gb/s  % of link  lat avg us  result',
+        '--------------  -----------  -----------  ---------  ----------  ------',
+        'node1 -> node2  ok 0.123 ms  0.39         3.9        4071.18     PASS',
+        'node2 -> node1  FAIL         0.39         3.9        4071.18     FAIL',
+        '1 of 2 pairs passed',
+        'FAIL node2 -> node1: ping: ping 10.255.0.2: rc=1, 0 of 3 replies',
+    ]
+
+
+def test_junit():
+    records = ok_records('node1', 'node2') + ok_records('node2', 'node1', ping_ok=False)
+    xml = rr.render_junit(rr.build_matrix(ROUNDS, records, TESTS))
+    assert xml.startswith('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites ')
+    root = ET.fromstring(xml.split('\n', 1)[1])
+    suite = root.find('testsuite')
+    assert (suite.get('tests'), suite.get('failures')) == ('6', '1')
+    names = [c.get('name') for c in suite.findall('testcase')]
+    assert names == ['ping node1 -> node2', 'ib_write_bw node1 -> node2', 'ib_write_lat node1 -> node2',
+                     'ping node2 -> node1', 'ib_write_bw node2 -> node1', 'ib_write_lat node2 -> node1']
+    failed = [c for c in suite.findall('testcase') if c.find('failure') is not None]
+    assert [(c.get('name'), c.find('failure').get('message')) for c in failed] == [
+        ('ping node2 -> node1', 'ping 10.255.0.2: rc=1, 0 of 3 replies')]
+    assert 'bw_average_gbps=' in suite.findall('testcase')[1].find('system-out').text
+
+
+# ---------------------------------------------------------------- pod mode
+
+NODES = [{'host': 'node1', 'node_name': 'node1', 'network': 'roce-node1', 'resource': 'nvidia.com/roce_node1'},
+         {'host': 'node2', 'node_name': 'Node_2.lab', 'network': 'roce-node-2-lab', 'resource': 'nvidia.com/roce_Node_2_lab'}]
+SETTINGS = {'namespace': 'rdma-test', 'image': 'registry.local/mirror/perftest:4.5', 'image_pull_secrets': ['mirror'],
+            'name_prefix': 'rdma-verify', 'labels': {'app.kubernetes.io/managed-by': 'gpufabric.roce.rdma_verify'}}
+
+
+def test_pod_manifests():
+    pods = rr.pod_manifests(NODES, SETTINGS)
+    assert [p['metadata']['name'] for p in pods] == ['rdma-verify-node1', 'rdma-verify-node-2-lab']
+    pod = pods[0]
+    assert pod['metadata']['annotations'] == {'k8s.v1.cni.cncf.io/networks': 'roce-node1'}
+    assert pod['spec']['nodeName'] == 'node1'
+    c = pod['spec']['containers'][0]
+    assert c['resources'] == {'requests': {'nvidia.com/roce_node1': '1'}, 'limits': {'nvidia.com/roce_node1': '1'}}
+    assert 'IPC_LOCK' in c['securityContext']['capabilities']['add']
+    assert c['image'] == 'registry.local/mirror/perftest:4.5'
+    assert pod['spec']['imagePullSecrets'] == [{'name': 'mirror'}]
+    assert pod['metadata']['labels']['app.kubernetes.io/managed-by'] == 'gpufabric.roce.rdma_verify'
+
+
+def test_pod_manifests_validate_against_the_kubernetes_schema():
+    kv = pytest.importorskip('kubernetes_validate')
+    for pod in rr.pod_manifests(NODES, SETTINGS):
+        kv.validate(pod, '1.30', strict=True)
+
+
+@pytest.mark.parametrize('node,settings,message', [
+    (dict(NODES[0], resource='roce_node1'), SETTINGS,
+     'node1: rdma_verify_pod_resource="roce_node1": must be <prefix>/<resourceName>. Fix: e.g. nvidia.com/roce_node1'),
+    (dict(NODES[0], network=''), SETTINGS, 'node1: rdma_verify_pod_network="": is empty. Fix: set it per node (see the role README)'),
+    (NODES[0], dict(SETTINGS, image=''), '(play): rdma_verify_pod_image="": no test image. Fix: set rdma_verify_pod_image to an '
+                                         'image with perftest and ping (mirror it for air-gapped clusters)'),
+    (dict(NODES[0], node_name='n' * 60), SETTINGS,
+     'node1: roce_node_name="%s": the pod name rdma-verify-%s is longer than 63 characters. Fix: shorten rdma_verify_pod_name_prefix'
+     % ('n' * 60, 'n' * 60)),
+])
+def test_pod_manifest_errors(node, settings, message):
+    with pytest.raises(rr.ReportError) as err:
+        rr.pod_manifests([node], settings)
+    assert str(err.value) == message
+
+
+def test_pod_net1_address():
+    status = ('[{"name": "cbr0", "interface": "eth0", "ips": ["10.42.0.7"], "default": true}, '
+              '{"name": "default/roce-node1", "interface": "net1", "ips": ["10.255.0.1", "fe80::1"]}]')
+    pod = {'metadata': {'annotations': {'k8s.v1.cni.cncf.io/network-status': status}}}
+    assert rr.pod_net1_address(pod) == '10.255.0.1'
+    assert rr.pod_net1_address({'metadata': {}}) is None
+    assert rr.pod_net1_address({'metadata': {'annotations': {'k8s.v1.cni.cncf.io/network-status': 'not json'}}}) is None
+
+
+def test_every_pair_of_a_big_ring_is_reported_once():
+    nodes = ['node%d' % i for i in range(1, 8)]
+    rounds = rr.ring_rounds(nodes)
+    records = list(itertools.chain.from_iterable(ok_records(p['client'], p['server']) for r in rounds for p in r))
+    m = rr.build_matrix(rounds, records, TESTS)
+    assert m['passed'] is True
+    assert sorted(r['pair'] for r in m['pairs']) == sorted('%s -> %s' % (nodes[i], nodes[(i + 1) % 7]) for i in range(7))
