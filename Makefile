@@ -1,0 +1,106 @@
+# gpufabric.roce — the two commands of the README:
+#   make lab    boot the two-node kernel lab and roll the collection out on it
+#   make test   lint, ansible-test sanity, unit tests and the molecule scenarios
+# Both install what they need first (Debian packages with apt-get, Python packages into .venv).
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+.ONESHELL:
+.SHELLFLAGS := -euo pipefail -c
+
+REPO := $(CURDIR)
+VENV ?= $(REPO)/.venv
+BIN := $(VENV)/bin
+PYTHON ?= python3
+
+export PATH := $(BIN):$(PATH)
+export ANSIBLE_CONFIG := $(REPO)/ansible.cfg
+export ANSIBLE_COLLECTIONS_PATH := $(REPO)/.build/collections
+export GPUFABRIC_LAB_DIR := $(REPO)/lab
+export GPUFABRIC_CRDS_DIR ?= $(abspath $(REPO)/../shared/crds)
+# molecule/ansible-compat must not try Galaxy: everything comes from the venv and this checkout.
+export ANSIBLE_GALAXY_SERVER_LIST :=
+export MOLECULE_NO_LOG := false
+
+COLLECTION_LINK := $(REPO)/.build/collections/ansible_collections/gpufabric/roce
+
+.PHONY: help deps deps-system deps-python link lab lab-up lab-down lab-status test lint sanity unit molecule molecule-lab molecule-k8s-render clean
+
+help:
+	@echo "make lab     boot the two-node kernel lab, run playbooks/site.yml on it, print the report, tear it down"
+	@echo "make test    lint + ansible-test sanity + unit tests + molecule scenarios (what CI runs)"
+	@echo "make lab-up / lab-down / lab-status   keep the lab running to explore it (lab/labctl.py ssh node1)"
+
+## ---- set-up ---------------------------------------------------------------
+
+deps: deps-system deps-python link
+
+deps-system:
+	@$(REPO)/lab/install-system-deps.sh
+
+deps-python: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt
+	@echo "deps: creating $(VENV) and installing requirements-dev.txt"
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --disable-pip-version-check -q -r requirements-dev.txt
+	touch $@
+
+# Playbooks and molecule resolve gpufabric.roce.* through this link, as if installed.
+link:
+	@mkdir -p $(dir $(COLLECTION_LINK))
+	ln -sfn $(REPO) $(COLLECTION_LINK)
+
+## ---- the lab ----------------------------------------------------------------
+
+lab: deps
+	@start=$$(date +%s)
+	$(BIN)/python lab/labctl.py up
+	rc=0
+	$(BIN)/ansible-playbook -i inventories/lab playbooks/site.yml || rc=$$?
+	$(BIN)/python lab/labctl.py down
+	echo "make lab: finished in $$(( $$(date +%s) - start ))s, exit $$rc"
+	exit $$rc
+
+lab-up: deps
+	$(BIN)/python lab/labctl.py up
+
+lab-down:
+	$(PYTHON) lab/labctl.py down
+
+lab-status:
+	$(PYTHON) lab/labctl.py status
+
+## ---- tests ------------------------------------------------------------------
+
+test: deps
+	@start=$$(date +%s)
+	$(MAKE) --no-print-directory lint sanity unit molecule
+	echo "make test: all stages passed in $$(( $$(date +%s) - start ))s"
+
+lint:
+	@echo "== lint: yamllint, ruff, ansible-lint"
+	$(BIN)/yamllint -s .
+	$(BIN)/ruff check .
+	$(BIN)/ansible-lint --offline -q
+
+sanity:
+	@echo "== ansible-test sanity"
+	PYTHON=$(BIN)/python tests/sanity/run.sh
+
+unit:
+	@echo "== unit tests"
+	$(BIN)/python -m pytest -q tests/unit
+
+molecule: molecule-k8s-render molecule-lab
+
+molecule-lab:
+	@echo "== molecule test -s lab (two VMs, real kernel)"
+	$(BIN)/molecule test -s lab
+
+molecule-k8s-render:
+	@if [ -d molecule/k8s_render ]; then echo "== molecule test -s k8s_render"; $(BIN)/molecule test -s k8s_render; fi
+
+clean:
+	-$(PYTHON) lab/labctl.py down
+	rm -rf .build tests/output lab/build render-out

@@ -1,0 +1,83 @@
+#!/bin/bash
+# Runs as the VM's only program (vng --exec): wires one lab node like a GPU node on the
+# fabric switch, starts sshd so Ansible reaches it like real hardware, then stays up until
+# the host kills the VM.
+#
+#   node-init.sh <node index 1|2> <lab state dir> <netdevsim.ko>
+#
+# This is lab plumbing, not collection code: it may use iproute2 freely. What the
+# collection is expected to configure (VFs, the VLAN gateway, routes, forwarding) is
+# deliberately NOT done here, so the seed failure is reproducible.
+set -eu
+idx=$1
+state=$2
+nds_ko=$3
+log() { echo "lab-node$idx: $*"; }
+
+hostname "node$idx"
+mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
+
+# NICs are named by MAC so the inventory can rely on fixed names.
+rename_by_mac() {
+    local mac=$1 name=$2 dev
+    for dev in /sys/class/net/*; do
+        if [ "$(cat "$dev/address")" = "$mac" ]; then
+            ip link set "$(basename "$dev")" name "$name"
+            return 0
+        fi
+    done
+    log "no NIC with MAC $mac"; return 1
+}
+rename_by_mac "52:54:00:0$idx:00:01" mgmt0
+rename_by_mac "52:54:00:0$idx:00:02" fab0
+rename_by_mac "52:54:00:0$idx:00:03" podvf0
+
+# Management: slirp with restrict=on; no default route, so nothing can leave the VM
+# except the forwarded SSH session.
+ip link set lo up
+ip link set mgmt0 up
+ip addr add 10.0.2.15/24 dev mgmt0
+
+# fab0 is the node's PF uplink on the shared segment (the hub).
+ip link set fab0 up
+
+# SR-IOV: netdevsim gives a PF (eni<id>np1) whose sriov_numvfs behaves like PCI.
+modprobe psample
+insmod "$nds_ko"
+echo "1$idx 1" > /sys/bus/netdevsim/new_device
+for _ in $(seq 50); do [ -e "/sys/class/net/eni1${idx}np1" ] && break; sleep 0.1; done
+echo 128 > "/sys/kernel/debug/netdevsim/netdevsim1$idx/max_vfs"
+ip link set "eni1${idx}np1" up || true
+
+# RoCE: soft-RoCE on the PF (rxe refuses VLAN netdevs; an IP on fab0.<vlan> still shows
+# up in rxe0's GID table with that VLAN netdev as ndev).
+modprobe 8021q
+modprobe rdma_rxe
+rdma link add rxe0 type rxe netdev fab0
+
+# The "pod": a netns whose net1 is a VLAN-100 subinterface of podvf0, tagged outside the
+# pod exactly as a VF with "vlan 100" is tagged by the NIC. Addressed like the seed's pods.
+pod_ip=$(( idx == 1 ? 1 : 5 ))
+gw_ip=$(( idx == 1 ? 2 : 6 ))
+ip netns add pod
+ip link set podvf0 up
+ip link add link podvf0 name net1 type vlan id 100
+ip link set net1 netns pod
+ip -n pod link set lo up
+ip -n pod link set net1 up
+ip -n pod addr add "10.255.0.$pod_ip/30" dev net1
+ip -n pod route add default via "10.255.0.$gw_ip" dev net1
+
+# SSH for Ansible; keys live in the host-side state dir (read-only here).
+mkdir -p /run/sshd /var/empty
+# virtme-ng's /etc overlay leaves root "locked" for sshd; key-only login needs it unlocked
+# (this edits the guest's overlay, never the host's /etc/shadow).
+# /etc/shadow is itself a bind mount there, so bind an unlocked copy over it.
+sed 's/^root:[^:]*:/root:*:/' /etc/shadow > /run/lab-shadow
+chmod 600 /run/lab-shadow
+mount --bind /run/lab-shadow /etc/shadow
+/usr/sbin/sshd -f "$state/sshd_config" -E "$state/node$idx-sshd.log"
+log "ready"
+
+# Stay up; the host ends the VM with SIGTERM to QEMU.
+while true; do sleep 3600; done

@@ -1,0 +1,357 @@
+#!/usr/bin/env python3
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Two-node kernel lab for gpufabric.roce.
+
+The controller's own kernel has no 8021q, RDMA or netdevsim, so the host modules are
+proven on two small VMs running Debian's stock kernel under QEMU (virtme-ng). Each VM is
+wired like a GPU node on one switch:
+
+    node1: fab0 (PF uplink) --+                 +-- fab0 (PF uplink) :node2
+           podvf0 (pod "VF") -+--- lab/hub.py --+-- podvf0 (pod "VF")
+           eni11np1 (netdevsim SR-IOV PF)           eni12np1 (netdevsim SR-IOV PF)
+           rxe0 (soft-RoCE on fab0)                 rxe0 (soft-RoCE on fab0)
+           mgmt0 (restricted slirp, SSH only)       mgmt0 (restricted slirp, SSH only)
+
+Commands: build | up | down | status | ssh <node>.
+Every packet stays on 127.0.0.1 or inside the VMs.
+"""
+
+import argparse
+import glob
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+LAB_DIR = os.path.dirname(os.path.abspath(__file__))
+STATE_DIR = os.environ.get("LAB_STATE_DIR", os.path.join(LAB_DIR, "state"))
+BUILD_DIR = os.environ.get("LAB_BUILD_DIR", os.path.join(LAB_DIR, "build"))
+PORT_BASE = int(os.environ.get("LAB_PORT_BASE", "22200"))
+NODES = (1, 2)
+BOOT_TIMEOUT = int(os.environ.get("LAB_BOOT_TIMEOUT", "240"))
+
+
+def log(msg):
+    print("lab: %s" % msg, flush=True)
+
+
+class LabError(Exception):
+    pass
+
+
+def die(msg):
+    raise LabError(msg)
+
+
+def ssh_port(node):
+    return PORT_BASE + node
+
+
+def hub_port():
+    return PORT_BASE + 10
+
+
+def nic_port(node, nic):
+    # nic 0: fab0, nic 1: podvf0
+    return PORT_BASE + 10 + 2 * node - 1 + nic
+
+
+def kernel_release():
+    """The Debian kernel the lab boots: LAB_KERNEL, else the newest one with headers."""
+    wanted = os.environ.get("LAB_KERNEL")
+    if wanted:
+        return wanted
+    releases = []
+    for path in glob.glob("/boot/vmlinuz-*"):
+        rel = os.path.basename(path)[len("vmlinuz-"):]
+        if os.path.isdir("/usr/src/linux-headers-%s" % rel):
+            releases.append(rel)
+    if not releases:
+        die("no /boot/vmlinuz-<ver> with matching /usr/src/linux-headers-<ver>; run 'make deps' (installs linux-image-amd64 and linux-headers-amd64)")
+
+    def key(rel):
+        return [int(x) if x.isdigit() else x for x in re.split(r"[.-]", rel)]
+
+    return sorted(releases, key=key)[-1]
+
+
+def netdevsim_ko(release):
+    return os.path.join(BUILD_DIR, release, "netdevsim", "netdevsim.ko")
+
+
+def cmd_build(_args):
+    """Build netdevsim out of tree: Debian ships no netdevsim.ko, but its source builds in seconds."""
+    release = kernel_release()
+    ko = netdevsim_ko(release)
+    if os.path.exists(ko):
+        log("netdevsim for %s already built: %s" % (release, ko))
+        return
+    sources = sorted(glob.glob("/usr/src/linux-source-*.tar.xz"))
+    if not sources:
+        die("no /usr/src/linux-source-*.tar.xz; run 'make deps' (installs linux-source-6.1)")
+    workdir = os.path.join(BUILD_DIR, release)
+    os.makedirs(workdir, exist_ok=True)
+    top = os.path.basename(sources[-1])[: -len(".tar.xz")]
+    log("extracting drivers/net/netdevsim from %s" % sources[-1])
+    subprocess.run(
+        ["tar", "-xJf", sources[-1], "-C", workdir, "--strip-components=3", "%s/drivers/net/netdevsim" % top],
+        check=True,
+    )
+    log("building netdevsim.ko against /usr/src/linux-headers-%s" % release)
+    subprocess.run(
+        ["make", "-s", "-C", "/usr/src/linux-headers-%s" % release, "M=%s" % os.path.dirname(ko), "CONFIG_NETDEVSIM=m", "modules"],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    if not os.path.exists(ko):
+        die("build finished but %s is missing" % ko)
+    log("built %s" % ko)
+
+
+def write_ssh_material():
+    key = os.path.join(STATE_DIR, "id_ed25519")
+    hostkey = os.path.join(STATE_DIR, "ssh_host_ed25519_key")
+    for path in (key, hostkey):
+        if not os.path.exists(path):
+            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", path], check=True)
+    with open(os.path.join(STATE_DIR, "sshd_config"), "w") as f:
+        f.write(
+            "Port 22\n"
+            "ListenAddress 0.0.0.0\n"
+            "HostKey %s\n"
+            "AuthorizedKeysFile %s.pub\n"
+            "PermitRootLogin prohibit-password\n"
+            "PasswordAuthentication no\n"
+            "KbdInteractiveAuthentication no\n"
+            "UsePAM no\n"
+            # The key files sit on a 9p mount whose ownership sshd cannot vouch for.
+            "StrictModes no\n"
+            "PidFile /run/sshd.pid\n"
+            "Subsystem sftp internal-sftp\n"
+            "UseDNS no\n"
+            "LogLevel VERBOSE\n" % (hostkey, key)
+        )
+
+
+def pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return True
+
+
+def read_pids():
+    path = os.path.join(STATE_DIR, "pids.json")
+    if not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        return json.load(f)
+
+
+def write_pids(pids):
+    with open(os.path.join(STATE_DIR, "pids.json"), "w") as f:
+        json.dump(pids, f)
+
+
+def vng_binary():
+    candidates = [os.path.join(os.path.dirname(sys.executable), "vng"), shutil.which("vng")]
+    for c in candidates:
+        if c and os.path.exists(c):
+            return c
+    die("vng (virtme-ng) not found; run 'make deps'")
+    return None
+
+
+def start_vm(node, release, ko):
+    qemu_opts = " ".join(
+        [
+            "-netdev user,id=mgmt,restrict=on,hostfwd=tcp:127.0.0.1:%d-:22" % ssh_port(node),
+            "-device virtio-net-pci,netdev=mgmt,mac=52:54:00:0%d:00:01" % node,
+            "-netdev socket,id=fab,udp=127.0.0.1:%d,localaddr=127.0.0.1:%d" % (hub_port(), nic_port(node, 0)),
+            "-device virtio-net-pci,netdev=fab,mac=52:54:00:0%d:00:02" % node,
+            "-netdev socket,id=pod,udp=127.0.0.1:%d,localaddr=127.0.0.1:%d" % (hub_port(), nic_port(node, 1)),
+            "-device virtio-net-pci,netdev=pod,mac=52:54:00:0%d:00:03" % node,
+        ]
+    )
+    init = os.path.join(LAB_DIR, "guest", "node-init.sh")
+    cmd = [
+        vng_binary(),
+        "-r", "/boot/vmlinuz-%s" % release,
+        "--force-9p",
+        # KVM hangs on this workplace's hosts (failed to set MSR 0x10a); TCG is slower but works.
+        "--disable-kvm",
+        "--memory", os.environ.get("LAB_MEMORY", "1G"),
+        "--cpus", "1",
+        "--name", "node%d" % node,
+        # Writable in the guest so each node can leave its logs beside the host's.
+        "--rwdir", STATE_DIR,
+        "--qemu-opts=%s" % qemu_opts,
+        "--exec", "bash %s %d %s %s" % (init, node, STATE_DIR, ko),
+    ]
+    env = dict(os.environ)
+    # vng runs its companion tools (virtme-run) through PATH.
+    env["PATH"] = os.path.dirname(cmd[0]) + os.pathsep + env.get("PATH", "")
+    logfile = open(os.path.join(STATE_DIR, "node%d.log" % node), "w")
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=logfile, stderr=subprocess.STDOUT, start_new_session=True, cwd=STATE_DIR, env=env)
+    return proc.pid
+
+
+def ssh_base(node):
+    return [
+        "ssh", "-q",
+        "-i", os.path.join(STATE_DIR, "id_ed25519"),
+        "-p", str(ssh_port(node)),
+        "-o", "StrictHostKeyChecking=no",
+        "-o", "UserKnownHostsFile=/dev/null",
+        "-o", "BatchMode=yes",
+        "-o", "ConnectTimeout=5",
+        "root@127.0.0.1",
+    ]
+
+
+def wait_for_ssh(nodes, deadline):
+    pending = set(nodes)
+    while pending and time.time() < deadline:
+        for node in sorted(pending):
+            r = subprocess.run(ssh_base(node) + ["true"], stdin=subprocess.DEVNULL, capture_output=True, check=False)
+            if r.returncode == 0:
+                log("node%d reachable on 127.0.0.1:%d" % (node, ssh_port(node)))
+                pending.discard(node)
+        pids = read_pids()
+        for node in sorted(pending):
+            pid = pids.get("node%d" % node)
+            if pid and not pid_alive(pid):
+                die("node%d's VM exited during boot; see %s" % (node, os.path.join(STATE_DIR, "node%d.log" % node)))
+        if pending:
+            time.sleep(2)
+    if pending:
+        die("node(s) %s not reachable over SSH after %ds; see %s/node*.log" % (sorted(pending), BOOT_TIMEOUT, STATE_DIR))
+
+
+def port_free(port, kind=socket.SOCK_STREAM):
+    s = socket.socket(socket.AF_INET, kind)
+    # QEMU binds with SO_REUSEADDR, so TIME_WAIT leftovers of earlier SSH sessions are no conflict.
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        s.bind(("127.0.0.1", port))
+    except OSError:
+        return False
+    finally:
+        s.close()
+    return True
+
+
+def cmd_up(args):
+    pids = read_pids()
+    if any(pid_alive(p) for p in pids.values()):
+        die("the lab is already up (%s); run 'lab/labctl.py down' first" % STATE_DIR)
+    cmd_build(args)
+    release = kernel_release()
+    ko = netdevsim_ko(release)
+    os.makedirs(STATE_DIR, exist_ok=True)
+    busy = [p for p in (ssh_port(n) for n in NODES) if not port_free(p)]
+    busy += [p for p in [hub_port()] + [nic_port(n, i) for n in NODES for i in (0, 1)] if not port_free(p, socket.SOCK_DGRAM)]
+    if busy:
+        die("loopback port(s) %s already in use; set LAB_PORT_BASE to another base (now %d)" % (busy, PORT_BASE))
+    write_ssh_material()
+    started = time.time()
+    members = [str(nic_port(n, i)) for n in NODES for i in (0, 1)]
+    hub = subprocess.Popen(
+        [sys.executable, os.path.join(LAB_DIR, "hub.py"), "--port", str(hub_port())] + members,
+        stdin=subprocess.DEVNULL, start_new_session=True,
+    )
+    pids = {"hub": hub.pid}
+    for node in NODES:
+        pids["node%d" % node] = start_vm(node, release, ko)
+        write_pids(pids)
+    log("booting node1 and node2 (kernel %s, TCG); this takes about a minute" % release)
+    try:
+        wait_for_ssh(NODES, started + BOOT_TIMEOUT)
+    except LabError:
+        # Leave no VM behind a failed boot, but keep the logs to read.
+        for node in NODES:
+            path = os.path.join(STATE_DIR, "node%d.log" % node)
+            with open(path) as f:
+                tail = f.read().splitlines()[-15:]
+            print("---- %s (last lines)\n%s" % (path, "\n".join(tail)), file=sys.stderr)
+        for name, pid in read_pids().items():
+            kill_group(pid, name)
+        raise
+    log("lab up in %.0fs; ssh: lab/labctl.py ssh node1" % (time.time() - started))
+
+
+def kill_group(pid, name):
+    if not pid_alive(pid):
+        return
+    try:
+        os.killpg(pid, signal.SIGTERM)
+    except OSError:
+        os.kill(pid, signal.SIGTERM)
+    for _ in range(50):
+        if not pid_alive(pid):
+            break
+        time.sleep(0.1)
+    else:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    log("stopped %s (pid %d)" % (name, pid))
+
+
+def cmd_down(_args):
+    pids = read_pids()
+    for name in sorted(pids, key=lambda n: n == "hub"):
+        kill_group(pids[name], name)
+    # Reap so no zombie or orphan QEMU outlives the lab.
+    for pid in pids.values():
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+    if os.path.isdir(STATE_DIR):
+        shutil.rmtree(STATE_DIR)
+    log("lab down; %s removed" % STATE_DIR)
+
+
+def cmd_status(_args):
+    pids = read_pids()
+    if not pids:
+        print("lab: down")
+        return
+    for name, pid in sorted(pids.items()):
+        print("%-6s pid %-8d %s" % (name, pid, "running" if pid_alive(pid) else "gone"))
+
+
+def cmd_ssh(args):
+    node = int(args.node.replace("node", ""))
+    os.execvp("ssh", ssh_base(node) + args.command)
+
+
+def main():
+    parser = argparse.ArgumentParser(description="gpufabric.roce two-node kernel lab")
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("build", help="build netdevsim.ko for the lab kernel")
+    sub.add_parser("up", help="build if needed, start the hub and both VMs, wait for SSH")
+    sub.add_parser("down", help="stop everything and remove the state dir")
+    sub.add_parser("status", help="show lab processes")
+    p = sub.add_parser("ssh", help="ssh into a node")
+    p.add_argument("node", choices=["node1", "node2", "1", "2"])
+    p.add_argument("command", nargs=argparse.REMAINDER)
+    args = parser.parse_args()
+    try:
+        {"build": cmd_build, "up": cmd_up, "down": cmd_down, "status": cmd_status, "ssh": cmd_ssh}[args.cmd](args)
+    except LabError as exc:
+        print("lab: ERROR: %s" % exc, file=sys.stderr, flush=True)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
