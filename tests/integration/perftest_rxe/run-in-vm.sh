@@ -15,6 +15,7 @@ ip link add link va name va.100 type vlan id 100; ip link set va.100 up
 ip addr add 10.255.0.1/30 dev va.100
 rdma link add rxe0 type rxe netdev va
 sleep 2
+export PATH=${ANSIBLE_BIN_DIR:-/tmp/setup/venv/bin}:$PATH
 export HOME=${TMPDIR:-/tmp}/perftest-e2e-home
 export ANSIBLE_COLLECTIONS_PATH=${ANSIBLE_COLLECTIONS_PATH:-/tmp/h3c}
 export ANSIBLE_LOCAL_TEMP=$HOME/tmp ANSIBLE_REMOTE_TEMP=$HOME/rtmp ANSIBLE_ASYNC_DIR=$HOME/async

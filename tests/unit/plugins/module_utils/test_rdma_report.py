@@ -243,3 +243,11 @@ def test_every_pair_of_a_big_ring_is_reported_once():
     m = rr.build_matrix(rounds, records, TESTS)
     assert m['passed'] is True
     assert sorted(r['pair'] for r in m['pairs']) == sorted('%s -> %s' % (nodes[i], nodes[(i + 1) % 7]) for i in range(7))
+
+
+def test_schema_validation_catches_a_broken_pod():
+    kv = pytest.importorskip('kubernetes_validate')
+    pod = rr.pod_manifests(NODES[:1], SETTINGS)[0]
+    pod['spec']['containers'][0]['securityContext']['capabilities']['add'] = 'IPC_LOCK'  # must be a list
+    with pytest.raises(kv.ValidationError):
+        kv.validate(pod, '1.30', strict=True)
