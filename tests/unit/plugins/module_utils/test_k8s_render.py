@@ -1,6 +1,7 @@
 """Unit tests of plugins/module_utils/_k8s_render.py (renderer, validator, status helpers)."""
 
 import copy
+import ipaddress
 import json
 import os
 
@@ -9,6 +10,7 @@ import yaml
 from k8s_crd_schema import crds_dir
 
 from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_render as r
+from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import vlan_gateway_plan
 
 PF = "enp157s0np0"
 
@@ -650,3 +652,16 @@ def test_allocatable_mismatches():
     ]
     assert r.allocatable_mismatches(nodes, expected) == ["node2: allocatable nvidia.com/roce_node2 is 4, expected 8"]
     assert r.allocatable_mismatches(nodes[:1], expected) == ["node2: node not found"]
+
+
+def test_host_local_ipam_matches_the_vlan_gateway_plan_of_each_node():
+    """The pods' gateway (SriovNetwork host-local IPAM) is the address vlan_gateway puts on <pf>.<vlan>."""
+    hv = reference_hostvars()
+    out = render(hv)
+    for network in out["networks"]:
+        node = network["spec"]["resourceName"].split("_", 1)[1]
+        ipam = json.loads(network["spec"]["ipam"])
+        plan = vlan_gateway_plan(hv, node, list(hv))
+        assert plan["addresses"] == ["%s/%d" % (ipam["gateway"], ipaddress.ip_network(ipam["subnet"]).prefixlen)]
+        assert plan["name"] == "%s.%d" % (PF, network["spec"]["vlan"])
+        assert plan["mtu"] == next(p for p in out["policies"] if p["spec"]["resourceName"] == network["spec"]["resourceName"])["spec"]["mtu"]
