@@ -121,6 +121,10 @@ def validate(host, params):
         if value is not None and not low <= value <= high:
             raise input_error(host, field, value, 'must be between %d and %d' % (low, high), fix)
 
+    if params.get('qps') is not None and test in LAT_TESTS:
+        raise input_error(host, 'qps', params['qps'], '%s refuses -q ("Multiple QPs only available on bw tests"), even -q 1' % test,
+                          'leave qps unset for latency tests')
+
     duration = params.get('duration')
     if duration is not None and params['timeout'] < duration + DURATION_MARGIN:
         raise input_error(host, 'timeout', params['timeout'],

@@ -96,7 +96,7 @@ options:
     type: int
   qps:
     description:
-      - Number of queue pairs (C(-q)).
+      - Number of queue pairs (C(-q)). Bandwidth tests only; perftest's latency tests refuse C(-q), even C(-q 1).
     type: int
   report_gbits:
     description:

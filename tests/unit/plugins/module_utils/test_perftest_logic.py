@@ -213,6 +213,8 @@ BAD_INPUT = [
                            'min_bw_pct_of_link for bandwidth tests, or run one of ib_write_lat, ib_read_lat, ib_send_lat'),
     (dict(test='ib_send_lat', min_bw_gbps=10.0), 'node1: min_bw_gbps=10.0: ib_send_lat measures latency, not bandwidth. '
                                                  'Fix: use max_lat_us for latency tests, or run one of ib_write_bw, ib_read_bw, ib_send_bw'),
+    (dict(test='ib_write_lat', qps=1), 'node1: qps=1: ib_write_lat refuses -q ("Multiple QPs only available on bw tests"), even -q 1. '
+                                       'Fix: leave qps unset for latency tests'),
     (dict(min_bw_gbps=0.0), 'node1: min_bw_gbps=0.0: must be greater than 0. Fix: set a bandwidth in Gb/s, e.g. 80'),
     (dict(min_bw_pct_of_link=150.0), 'node1: min_bw_pct_of_link=150.0: must be above 0 and at most 100. '
                                      'Fix: set a percentage of the link speed, e.g. 80'),
