@@ -231,6 +231,16 @@ FAILURES = [
 ]
 
 
+def test_lat_with_qps_is_quoted_as_perftest_said_it():
+    stdout, stderr, rc = capture('lat_with_qps')
+    assert rc == 1
+    assert pt.classify_error(stdout, stderr) == (None, None)
+    msg, quoted, hint = pt.failure_message('n', client_params(test='ib_write_lat'), rc, stdout, stderr)
+    assert msg == ("n: ib_write_lat client to 10.255.0.1 failed (rc=1). "
+                   "perftest said: 'Multiple QPs only available on bw tests | Parser function exited with Error'")
+    assert hint is None
+
+
 @pytest.mark.parametrize('case,side,quoted', FAILURES)
 def test_failure_outputs_are_classified(case, side, quoted):
     stdout, stderr, rc = capture(case, side)

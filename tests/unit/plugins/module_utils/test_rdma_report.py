@@ -92,6 +92,20 @@ def test_ping_unreachable_real_output():
                       'rtt_max_ms': None, 'ok': False}
 
 
+def test_ping_over_the_vlan_in_the_capture_vm():
+    parsed = rr.parse_ping(fixture('rdma_verify', 'ping_vlan_ok.stdout'), int(fixture('rdma_verify', 'ping_vlan_ok.rc')))
+    assert (parsed['ok'], parsed['received'], parsed['rtt_avg_ms'], parsed['rtt_max_ms']) == (True, 3, 1.768, 4.553)
+
+
+def test_ping_no_route_in_the_capture_vm():
+    rc = int(fixture('rdma_verify', 'ping_no_route.rc'))
+    assert rc == 2
+    assert fixture('rdma_verify', 'ping_no_route.stderr').strip() == 'ping: connect: Network is unreachable'
+    assert rr.parse_ping(fixture('rdma_verify', 'ping_no_route.stdout'), rc) == {
+        'transmitted': None, 'received': None, 'loss_pct': None, 'rtt_min_ms': None, 'rtt_avg_ms': None,
+        'rtt_max_ms': None, 'ok': False}
+
+
 def test_ping_no_output():
     assert rr.parse_ping('', 2)['ok'] is False
 
