@@ -202,6 +202,10 @@ EXAMPLES = r"""
     timeout: 30
     min_bw_pct_of_link: 80
   register: bw_client
+  # the async server may need a moment to listen: retry only "Couldn't connect"
+  retries: 10
+  delay: 3
+  until: bw_client is succeeded or "Couldn't connect" not in (bw_client.msg | default(''))
   when: inventory_hostname == 'node2'
 
 - name: Collect the server side
