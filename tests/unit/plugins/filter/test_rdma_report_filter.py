@@ -1,0 +1,56 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The filter wrappers: names exposed, errors turned into AnsibleFilterError with the same text,
+records gathered from hostvars (a host without records counts as not run)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type  # noqa: UP001
+
+import os
+
+import pytest
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.gpufabric.roce.plugins.filter.rdma_report import FilterModule
+
+F = FilterModule().filters()
+FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures')
+
+
+def test_filter_names():
+    assert sorted(F) == ['perftest_parse', 'rdma_ping_parse', 'rdma_pod_net1_address', 'rdma_report_junit',
+                         'rdma_report_table', 'rdma_verify_matrix', 'rdma_verify_plan', 'rdma_verify_pod_manifests']
+    # every filter has its ansible-doc file next to the plugin
+    here = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', 'plugins', 'filter')
+    assert all(os.path.exists(os.path.join(here, name + '.yml')) for name in F)
+
+
+def test_plan_error_is_a_filter_error():
+    with pytest.raises(AnsibleFilterError) as err:
+        F['rdma_verify_plan'](['node1'], {'node1': '10.255.0.2'})
+    assert str(err.value) == ('(play): rdma_verify_hosts=["node1"]: a ring needs at least two nodes. '
+                              'Fix: run the role against two or more hosts of roce_nodes')
+
+
+def test_matrix_from_hostvars():
+    plan = F['rdma_verify_plan'](['node1', 'node2'], {'node1': '10.255.0.2', 'node2': '10.255.0.6'})
+    with open(os.path.join(FIXTURES, 'perftest', 'write_bw.client.stdout')) as f:
+        metrics = F['perftest_parse'](f.read())['metrics']
+    hostvars = {
+        'node1': {'__rdma_verify_records': [
+            {'kind': 'ping', 'side': 'client', 'client': 'node1', 'server': 'node2', 'ok': True,
+             'ping': {'ok': True, 'rtt_avg_ms': 0.2}, 'msg': ''},
+            {'kind': 'bw', 'side': 'client', 'test': 'ib_write_bw', 'client': 'node1', 'server': 'node2', 'ok': True,
+             'msg': '', 'metrics': metrics, 'gid_index': 3}]},
+        'node2': {},  # failed early: no records
+    }
+    matrix = F['rdma_verify_matrix'](hostvars, ['node1', 'node2'], plan['rounds'], ['ib_write_bw'])
+    assert [(r['pair'], r['passed']) for r in matrix['pairs']] == [('node1 -> node2', True), ('node2 -> node1', False)]
+    assert matrix['pairs'][0]['checks']['bw']['gid_index'] == 3
+    assert F['rdma_report_table'](matrix).splitlines()[-3:] == [
+        '1 of 2 pairs passed',
+        'FAIL node2 -> node1: ping: not run (no result from the client host)',
+        'FAIL node2 -> node1: bw: not run (no result from the client host)',
+    ]
