@@ -37,6 +37,13 @@ def perftest_parse(stdout, stderr=''):
     return _perftest.parse_output(stdout, stderr)
 
 
+def perftest_thresholds(metrics, test, client, server, min_bw_gbps=None, max_lat_us=None):  # noqa: PLR0917 (Jinja passes positionals)
+    """The perftest module's threshold checks on already parsed metrics (pod mode): ``{checks, failures}``."""
+    params = {'test': test, 'role': 'client', 'server': server, 'min_bw_gbps': min_bw_gbps, 'max_lat_us': max_lat_us}
+    checks, failures = _perftest.check_thresholds(client, params, metrics or {}, None, None)
+    return {'checks': checks, 'failures': failures}
+
+
 def rdma_verify_matrix(hostvars, hosts, rounds, tests, records_var='__rdma_verify_records'):
     """Collects every host's records (missing on failed/unreachable hosts) and builds the matrix."""
     records = []
@@ -72,6 +79,7 @@ class FilterModule:
             'rdma_verify_plan': _wrap(rdma_verify_plan),
             'rdma_ping_parse': _wrap(rdma_ping_parse),
             'perftest_parse': _wrap(perftest_parse),
+            'perftest_thresholds': _wrap(perftest_thresholds),
             'rdma_verify_matrix': _wrap(rdma_verify_matrix),
             'rdma_report_table': _wrap(rdma_report_table),
             'rdma_report_junit': _wrap(rdma_report_junit),

@@ -20,7 +20,7 @@ FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures')
 
 
 def test_filter_names():
-    assert sorted(F) == ['perftest_parse', 'rdma_ping_parse', 'rdma_pod_net1_address', 'rdma_report_junit',
+    assert sorted(F) == ['perftest_parse', 'perftest_thresholds', 'rdma_ping_parse', 'rdma_pod_net1_address', 'rdma_report_junit',
                          'rdma_report_table', 'rdma_verify_matrix', 'rdma_verify_plan', 'rdma_verify_pod_manifests']
     # every filter has its ansible-doc file next to the plugin
     here = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', 'plugins', 'filter')
@@ -54,3 +54,12 @@ def test_matrix_from_hostvars():
         'FAIL node2 -> node1: ping: not run (no result from the client host)',
         'FAIL node2 -> node1: bw: not run (no result from the client host)',
     ]
+
+
+def test_thresholds_on_parsed_metrics():
+    with open(os.path.join(FIXTURES, 'perftest', 'write_lat.client.stdout')) as f:
+        metrics = F['perftest_parse'](f.read())['metrics']
+    out = F['perftest_thresholds'](metrics, 'ib_write_lat', 'node1', '10.255.0.6', None, 100.0)
+    assert out['failures'] == ['node1: ib_write_lat client to 10.255.0.6: average latency 4071.18 us (64-byte messages) '
+                               'is above max_lat_us=100']
+    assert F['perftest_thresholds'](metrics, 'ib_write_lat', 'node1', '10.255.0.6', None, 5000.0)['failures'] == []
