@@ -473,4 +473,3 @@ def run(host, params, ipr, check_mode, *, fs=None, persist_fn=None):
             if presult.get('warning'):
                 warnings.append(presult['warning'])
     return result
-

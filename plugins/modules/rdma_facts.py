@@ -20,13 +20,13 @@ description:
     C(RDMA_NLDEV_CMD_SYS_GET) request on the C(NETLINK_RDMA) socket (the query C(rdma system) makes).
     No command is run.
   - Empty GID slots (the kernel answers EINVAL, older kernels an all-zero GID) are skipped.
-  - O(pci_address) fields are the nearest PCI function in the resolved C(device) link; for a
+  - C(pci_address) fields are the nearest PCI function in the resolved C(device) link; for a
     virtio NIC that is the virtio PCI function (the parent of C(virtioN)); for devices not on
     PCI (netdevsim, soft RDMA devices without a bound netdev) it is V(null). A soft RDMA device
     (rxe, siw) has no C(device) link; its PCI address is taken from the netdev it is bound to
     and C(pci_address_source) says so.
 author:
-  - gpufabric.roce maintainers
+  - gpufabric.roce maintainers (@gpufabric)
 options:
   sysfs_root:
     description:
@@ -41,10 +41,13 @@ options:
     default: /proc
 attributes:
   check_mode:
+    description: Can run in check_mode and return the same facts.
     support: full
   diff_mode:
+    description: Returns no diff; it changes nothing.
     support: none
   facts:
+    description: Sets C(ansible_facts.rdma).
     support: full
 notes:
   - Read-only; runs the same in check mode.

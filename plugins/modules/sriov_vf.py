@@ -22,7 +22,7 @@ description:
     the module fails before changing anything.
   - Every input is validated before the first write; a bad value changes nothing.
 author:
-  - gpufabric.roce maintainers
+  - gpufabric.roce maintainers (@gpufabric)
 requirements:
   - pyroute2 on the target node
 options:
@@ -95,9 +95,11 @@ options:
     default: /etc/systemd/system
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
     details: Writes nothing; predicts C(changed) and the diff (new VFs are predicted with kernel defaults).
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
 notes:
   - Without O(allow_vf_reset) and with VFs present, only O(num_vfs) equal to the current count (or omitted) is accepted.

@@ -22,7 +22,7 @@ description:
     another interface); a bad value changes nothing.
   - The administrative state of the PF is set up when it is down (a VLAN cannot be up on a down PF).
 author:
-  - gpufabric.roce maintainers
+  - gpufabric.roce maintainers (@gpufabric)
 requirements:
   - pyroute2 on the target node
 options:
@@ -111,9 +111,11 @@ options:
     default: /etc/systemd/system
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
     details: Writes nothing; predicts C(changed), the actions and the diff.
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
 notes:
   - Only IPv4 sysctls are managed; IPv6 addresses and routes are supported.
