@@ -11,6 +11,7 @@ keeps every lab packet on 127.0.0.1 by construction.
 """
 
 import argparse
+import contextlib
 import signal
 import socket
 import sys
@@ -30,11 +31,9 @@ def main():
         frame, src = sock.recvfrom(65535)
         for member in members:
             if member != src:
-                try:
+                # A member that is not up yet must not stop the segment.
+                with contextlib.suppress(OSError):
                     sock.sendto(frame, member)
-                except OSError:
-                    # A member that is not up yet must not stop the segment.
-                    pass
 
 
 if __name__ == "__main__":

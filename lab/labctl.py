@@ -18,6 +18,7 @@ Every packet stays on 127.0.0.1 or inside the VMs.
 """
 
 import argparse
+import contextlib
 import glob
 import json
 import os
@@ -198,8 +199,8 @@ def start_vm(node, release, ko):
     env = dict(os.environ)
     # vng runs its companion tools (virtme-run) through PATH.
     env["PATH"] = os.path.dirname(cmd[0]) + os.pathsep + env.get("PATH", "")
-    logfile = open(os.path.join(STATE_DIR, "node%d.log" % node), "w")
-    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=logfile, stderr=subprocess.STDOUT, start_new_session=True, cwd=STATE_DIR, env=env)
+    with open(os.path.join(STATE_DIR, "node%d.log" % node), "w") as logfile:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=logfile, stderr=subprocess.STDOUT, start_new_session=True, cwd=STATE_DIR, env=env)
     return proc.pid
 
 
@@ -299,10 +300,8 @@ def kill_group(pid, name):
             break
         time.sleep(0.1)
     else:
-        try:
+        with contextlib.suppress(OSError):
             os.killpg(pid, signal.SIGKILL)
-        except OSError:
-            pass
     log("stopped %s (pid %d)" % (name, pid))
 
 
@@ -312,10 +311,8 @@ def cmd_down(_args):
         kill_group(pids[name], name)
     # Reap so no zombie or orphan QEMU outlives the lab.
     for pid in pids.values():
-        try:
+        with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            pass
     if os.path.isdir(STATE_DIR):
         shutil.rmtree(STATE_DIR)
     log("lab down; %s removed" % STATE_DIR)
