@@ -24,7 +24,7 @@ export MOLECULE_NO_LOG := false
 
 COLLECTION_LINK := $(REPO)/.build/collections/ansible_collections/gpufabric/roce
 
-.PHONY: help deps deps-system deps-python link lab lab-up lab-down lab-status test lint sanity unit molecule molecule-lab molecule-k8s-render clean
+.PHONY: help deps deps-system deps-python link lab lab-up lab-down lab-status test lint sanity unit integration molecule molecule-lab molecule-k8s-render clean
 
 help:
 	@echo "make lab     boot the two-node kernel lab, run playbooks/site.yml on it, print the report, tear it down"
@@ -75,7 +75,7 @@ lab-status:
 
 test: deps
 	@start=$$(date +%s)
-	$(MAKE) --no-print-directory lint sanity unit molecule
+	$(MAKE) --no-print-directory lint sanity unit integration molecule
 	echo "make test: all stages passed in $$(( $$(date +%s) - start ))s"
 
 lint:
@@ -91,6 +91,11 @@ sanity:
 unit:
 	@echo "== unit tests"
 	$(BIN)/python -m pytest -q tests/unit
+
+# Playbook-level tests on the controller: site.yml under ansible-runner (as AWX runs it), role renders.
+integration:
+	@echo "== integration tests (ansible-runner, render mode)"
+	$(BIN)/python -m pytest -q tests/integration
 
 molecule: molecule-k8s-render molecule-lab
 

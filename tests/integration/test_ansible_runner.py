@@ -1,0 +1,89 @@
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""site.yml through ansible-runner, the engine AWX/Tower job templates use.
+
+A job template hands ansible-runner a private data dir (inventory, env/extravars,
+env/envvars) and a playbook. This test builds one the same way, from the example inventory,
+and runs the Kubernetes phases in render mode (no cluster exists here): the validation
+play, the operator and the SR-IOV phases. It checks the run's status, its events, and the
+manifests written.
+"""
+
+import os
+import shutil
+
+import ansible_runner
+import pytest
+import yaml
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+@pytest.fixture
+def job(tmp_path):
+    pdd = tmp_path / "pdd"
+    (pdd / "env").mkdir(parents=True)
+    shutil.copytree(os.path.join(REPO, "inventories", "example"), pdd / "inventory")
+    render_dir = tmp_path / "manifests"
+    # What a job template's survey/extra vars would carry.
+    (pdd / "env" / "extravars").write_text(yaml.safe_dump({"roce_k8s_mode": "render", "roce_render_dir": str(render_dir)}))
+    (pdd / "env" / "envvars").write_text(
+        yaml.safe_dump(
+            {
+                "ANSIBLE_COLLECTIONS_PATH": os.path.join(REPO, ".build", "collections"),
+                "ANSIBLE_CONFIG": os.path.join(REPO, "ansible.cfg"),
+            }
+        )
+    )
+    return pdd, render_dir
+
+
+def test_site_yml_runs_under_ansible_runner(job):
+    pdd, render_dir = job
+    result = ansible_runner.run(
+        private_data_dir=str(pdd),
+        playbook=os.path.join(REPO, "playbooks", "site.yml"),
+        tags="operator,sriov",
+        quiet=True,
+    )
+    failed = [e for e in result.events if e.get("event") == "runner_on_failed"]
+    assert result.status == "successful", "ansible-runner status %s rc %s, failures: %s" % (
+        result.status, result.rc, [f["event_data"].get("res", {}).get("msg") for f in failed])
+    assert result.rc == 0
+
+    stats = result.stats
+    assert stats["failures"] == {} and stats["dark"] == {}
+    # Both Kubernetes phases ran on the controller.
+    plays = [e["event_data"]["play"] for e in result.events if e.get("event") == "playbook_on_play_start"]
+    assert any("Phase 3" in p for p in plays) and any("Phase 4" in p for p in plays)
+
+    docs = []
+    for root, _dirs, files in os.walk(render_dir):
+        for name in files:
+            if name.endswith((".yaml", ".yml")):
+                with open(os.path.join(root, name)) as f:
+                    docs += [d for d in yaml.safe_load_all(f) if d]
+    kinds = sorted({d.get("kind") for d in docs if isinstance(d, dict) and "kind" in d})
+    assert {"NicClusterPolicy", "SriovNetworkNodePolicy", "SriovNetwork"} <= set(kinds), kinds
+    policies = [d for d in docs if d.get("kind") == "SriovNetworkNodePolicy"]
+    assert sorted(p["spec"]["nodeSelector"]["kubernetes.io/hostname"] for p in policies) == ["node1", "node2"]
+
+
+def test_bad_extravars_fail_the_job_before_anything_is_written(job):
+    pdd, render_dir = job
+    # A survey answer out of range must stop the job with a message naming it.
+    (pdd / "env" / "extravars").write_text(
+        yaml.safe_dump({"roce_k8s_mode": "render", "roce_render_dir": str(render_dir), "roce_vlan_id": 5000})
+    )
+    result = ansible_runner.run(
+        private_data_dir=str(pdd),
+        playbook=os.path.join(REPO, "playbooks", "site.yml"),
+        tags="operator,sriov",
+        quiet=True,
+    )
+    assert result.status == "failed"
+    msgs = " ".join(
+        str(e["event_data"].get("res", {}).get("msg", "")) for e in result.events if e.get("event") == "runner_on_failed"
+    )
+    assert "roce_vlan_id" in msgs and "5000" in msgs, msgs
+    assert not render_dir.exists() or not any(render_dir.rglob("sriov-networks*.yaml"))
