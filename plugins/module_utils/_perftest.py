@@ -108,6 +108,10 @@ def validate(host, params):
     if params['role'] == 'client' and not (params.get('server') or '').strip():
         raise input_error(host, 'server', params.get('server'), 'the client needs the address of the server',
                           "set server to the server node's address on the RDMA network")
+    server = params.get('server')
+    if server and (server.startswith('-') or not re.match(r'^[A-Za-z0-9_.:%\[\]-]+$', server)):
+        raise input_error(host, 'server', params['server'], 'is not a host name or IP address',
+                          "set server to the server node's address on the RDMA network, e.g. 10.255.0.6")
 
     for field, low, high, fix in (
             ('ib_port', 1, 255, 'use the port number of the RDMA device, usually 1'),

@@ -201,6 +201,10 @@ BAD_INPUT = [
                             'Fix: use the kernel name of the interface, at most 15 characters, no "/" or spaces'),
     (dict(server='  '), 'node1: server="  ": the client needs the address of the server. '
                         "Fix: set server to the server node's address on the RDMA network"),
+    (dict(server='-R'), 'node1: server="-R": is not a host name or IP address. '
+                        "Fix: set server to the server node's address on the RDMA network, e.g. 10.255.0.6"),
+    (dict(server='10.0.0.1 -a'), 'node1: server="10.0.0.1 -a": is not a host name or IP address. '
+                                 "Fix: set server to the server node's address on the RDMA network, e.g. 10.255.0.6"),
     (dict(size=0), 'node1: size=0: must be between 1 and 8388608. Fix: use a message size between 1 and 8388608 bytes'),
     (dict(iterations=3), 'node1: iterations=3: must be between 5 and 100000000. '
                          'Fix: use at least 5 iterations (perftest refuses fewer)'),
