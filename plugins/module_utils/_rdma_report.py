@@ -239,7 +239,7 @@ def render_junit(matrix, suite_name='rdma_verify'):
         case = ET.SubElement(suite, 'testcase', classname='%s.%s' % (suite_name, row['pair'].replace(' -> ', '_to_')),
                              name='%s %s' % (check['name'], row['pair']))
         m = check.get('metrics') or {}
-        summary = ', '.join('%s=%s' % (k, m[k]) for k in sorted(m) if isinstance(m[k], (int, float)))
+        summary = ', '.join('%s=%s' % (k, m[k]) for k in sorted(m) if isinstance(m[k], (int, float)) and not isinstance(m[k], bool))
         if summary:
             ET.SubElement(case, 'system-out').text = summary
         if not check['ok']:

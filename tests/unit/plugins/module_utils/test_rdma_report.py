@@ -195,6 +195,8 @@ def test_junit():
     assert [(c.get('name'), c.find('failure').get('message')) for c in failed] == [
         ('ping node2 -> node1', 'ping 10.255.0.2: rc=1, 0 of 3 replies')]
     assert 'bw_average_gbps=' in suite.findall('testcase')[1].find('system-out').text
+    assert suite.findall('testcase')[0].find('system-out').text == (
+        'loss_pct=0.0, received=3, rtt_avg_ms=0.123, rtt_max_ms=0.304, rtt_min_ms=0.032, transmitted=3')
 
 
 # ---------------------------------------------------------------- pod mode
