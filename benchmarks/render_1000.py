@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Render SR-IOV policies and networks for N generated nodes, two ways, side by side in one run.
 
   fast : the gpufabric.roce.sriov_networks role in render mode (one filter call validates and renders
@@ -175,7 +174,7 @@ def in_process(nodes):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     ap.add_argument("--nodes", type=int, default=1000)
     ap.add_argument(
         "--naive-nodes",

@@ -607,9 +607,15 @@ def _check_pod_subnet(errs, host, hv):
         errs.add(host, "roce_pod_gateway", gw_v, "required with host-local IPAM", "set roce_pod_gateway to the node's gateway address inside roce_pod_subnet")
     else:
         try:
-            gw = ipaddress.ip_address(str(gw_v).split("/")[0])
+            gw = ipaddress.ip_address(str(gw_v))
         except ValueError:
-            errs.add(host, "roce_pod_gateway", gw_v, "not an IP address", "set roce_pod_gateway to an address such as 10.255.0.2")
+            errs.add(
+                host,
+                "roce_pod_gateway",
+                gw_v,
+                "not an IP address (no prefix length)",
+                "write the plain address, e.g. 10.255.0.2 (the prefix comes from roce_pod_subnet)",
+            )
     if net is None or gw is None:
         return None
     if gw.version != net.version or gw not in net:

@@ -20,7 +20,7 @@ description:
   - A file is only rewritten when its content changes (atomic replace), so reruns report no change.
   - This is an action plugin; the module file only holds the documentation.
 author:
-  - gpufabric.roce maintainers
+  - gpufabric.roce maintainers (@gpufabric)
 options:
   dest:
     description: Directory on the controller; created (with parents) when missing.
@@ -38,10 +38,15 @@ options:
     default: "0644"
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
+    details: Writes nothing; reports which files would change.
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
   platform:
+    description: Target OS/families that can be operated against.
+    support: N/A
     platforms: posix
 """
 

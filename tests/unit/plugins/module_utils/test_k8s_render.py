@@ -665,3 +665,12 @@ def test_host_local_ipam_matches_the_vlan_gateway_plan_of_each_node():
         assert plan["addresses"] == ["%s/%d" % (ipam["gateway"], ipaddress.ip_network(ipam["subnet"]).prefixlen)]
         assert plan["name"] == "%s.%d" % (PF, network["spec"]["vlan"])
         assert plan["mtu"] == next(p for p in out["policies"] if p["spec"]["resourceName"] == network["spec"]["resourceName"])["spec"]["mtu"]
+
+
+def test_gateway_with_prefix_length_is_rejected_like_vlan_gateway_does():
+    hv = reference_hostvars()
+    hv["node1"]["roce_pod_gateway"] = "10.255.0.2/30"
+    assert (
+        'node1: roce_pod_gateway="10.255.0.2/30": not an IP address (no prefix length). '
+        "Fix: write the plain address, e.g. 10.255.0.2 (the prefix comes from roce_pod_subnet)"
+    ) in str(errors_of(hv))
