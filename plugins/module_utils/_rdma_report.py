@@ -233,7 +233,7 @@ def render_junit(matrix, suite_name='rdma_verify'):
         for kind in matrix['checks']:
             check = row['checks'][kind]
             cases.append((row, check))
-    failures = sum(1 for _, c in cases if not c['ok'])
+    failures = sum(1 for case in cases if not case[1]['ok'])
     suite = ET.Element('testsuite', name=suite_name, tests=str(len(cases)), failures=str(failures), errors='0')
     for row, check in cases:
         case = ET.SubElement(suite, 'testcase', classname='%s.%s' % (suite_name, row['pair'].replace(' -> ', '_to_')),

@@ -1,4 +1,3 @@
-#!/bin/bash
 # Runs INSIDE a throwaway virtme-ng VM (see README.md): soft-RoCE on a veth + VLAN, then the playbook.
 # Needs perftest, rdma-core, iproute2, ansible-core on the (shared) host filesystem, and the collection
 # reachable through ANSIBLE_COLLECTIONS_PATH.

@@ -1,4 +1,3 @@
-#!/bin/bash
 # Runs INSIDE a throwaway virtme-ng VM (see README.md).
 OUT=${OUT:-/tmp/h3out}
 O=$OUT/role; rm -rf "$O"; mkdir -p "$O"

@@ -69,7 +69,7 @@ def test_auto_picks_the_vlan_gid():
 
 
 def test_auto_picks_the_pf_gid_not_its_link_local():
-    _, entry = pt.select_gid('node1', SYSFS, 'rxe0', 1, 'va')
+    entry = pt.select_gid('node1', SYSFS, 'rxe0', 1, 'va')[1]
     assert entry['index'] == 1
     assert entry['ipv4'] == '192.0.2.1'
 

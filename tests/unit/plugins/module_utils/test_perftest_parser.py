@@ -251,7 +251,7 @@ def test_failure_outputs_are_classified(case, side, quoted):
 
 
 def test_rtr_failure_hint_points_at_gid_auto():
-    _, hint = pt.classify_error(*capture('wrong_gid_client_other_netdev', 'client')[:2])
+    hint = pt.classify_error(*capture('wrong_gid_client_other_netdev', 'client')[:2])[1]
     assert 'gid_index: auto' in hint
 
 
@@ -280,7 +280,7 @@ def test_failure_message_rtr():
 
 def test_failure_message_no_device():
     stdout, stderr, rc = capture('nosuch_device_server')
-    msg, _, _ = pt.failure_message('node1', client_params(role='server', server=None, device='nosuch'), rc, stdout, stderr)
+    msg = pt.failure_message('node1', client_params(role='server', server=None, device='nosuch'), rc, stdout, stderr)[0]
     assert msg.startswith("node1: ib_write_bw server failed (rc=1). perftest said: 'Unable to find the Infiniband/RoCE device' "
                           "[stderr: IB device nosuch not found | Unable to find the Infiniband/RoCE device]. Fix: ")
 
@@ -288,7 +288,7 @@ def test_failure_message_no_device():
 def test_failure_message_server_timeout():
     stdout, stderr, rc = capture('server_no_client_timeout')
     assert rc == 124
-    msg, quoted, _ = pt.failure_message('node1', client_params(role='server', server=None, timeout=30), rc, stdout, stderr)
+    msg, quoted = pt.failure_message('node1', client_params(role='server', server=None, timeout=30), rc, stdout, stderr)[:2]
     assert msg == ('node1: ib_write_bw server did not finish within timeout=30 s (no client connected). '
                    'Fix: start the client within the timeout, or raise timeout')
     assert quoted is None

@@ -145,8 +145,8 @@ def test_matrix_all_pass():
 
 def test_matrix_missing_host_and_failures():
     records = ok_records('node1', 'node2', ping_ok=False)
-    records[1] = dict(records[1], ok=False, msg='node1: ib_write_bw client to 10.255.0.6: average bandwidth 0.39 Gb/s '
-                                                 '(4096-byte messages) is below min_bw_gbps=100')
+    below = 'node1: ib_write_bw client to 10.255.0.6: average bandwidth 0.39 Gb/s (4096-byte messages) is below min_bw_gbps=100'
+    records[1] = dict(records[1], ok=False, msg=below)
     m = rr.build_matrix(ROUNDS, records, TESTS)  # node2 left no record (unreachable)
     assert (m['passed'], m['failed']) == (False, 2)
     assert m['pairs'][0]['failures'] == [

@@ -121,7 +121,7 @@ def test_check_mode(monkeypatch, capsys):
 
 
 def test_perftest_failure_is_quoted(monkeypatch, capsys):
-    code, out, _ = run_module(monkeypatch, capsys, dict(CLIENT, gid_index=1), 'wrong_gid_client_other_netdev.client')
+    code, out = run_module(monkeypatch, capsys, dict(CLIENT, gid_index=1), 'wrong_gid_client_other_netdev.client')[:2]
     assert code == 1
     assert "perftest said: 'Failed to modify QP 19 to RTR'" in out['msg']
     assert out['perftest_error'] == 'Failed to modify QP 19 to RTR'
@@ -129,7 +129,7 @@ def test_perftest_failure_is_quoted(monkeypatch, capsys):
 
 
 def test_threshold_failure(monkeypatch, capsys):
-    code, out, _ = run_module(monkeypatch, capsys, dict(CLIENT, min_bw_pct_of_link=90), 'write_bw.client')
+    code, out = run_module(monkeypatch, capsys, dict(CLIENT, min_bw_pct_of_link=90), 'write_bw.client')[:2]
     assert code == 1
     assert out['msg'] == ('node2: ib_write_bw client to 10.255.0.1: average bandwidth 0.39 Gb/s is 3.93% of the va.100 '
                           'link (10000 Mb/s), below min_bw_pct_of_link=90')
