@@ -4,7 +4,9 @@
 """Pod mode, render: runs the role with ansible-playbook against inventories/example and validates
 the written manifests with kubernetes-validate (core Kubernetes 1.30 schema, strict).
 
-Run: ANSIBLE_COLLECTIONS_PATH=<dir holding ansible_collections/gpufabric/roce> pytest tests/integration/rdma_verify_pod_render
+Run from the repository root after ``make link`` (ansible.cfg resolves gpufabric.roce through .build/collections),
+or with ANSIBLE_COLLECTIONS_PATH pointing at a directory holding ansible_collections/gpufabric/roce:
+``pytest tests/integration/rdma_verify_pod_render``
 """
 
 from __future__ import absolute_import, division, print_function
@@ -14,6 +16,7 @@ __metaclass__ = type  # noqa: UP001
 import os
 import shutil
 import subprocess
+import sys
 
 import pytest
 import yaml
@@ -23,13 +26,14 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 
 
 def test_render_and_validate(tmp_path):
-    playbook = shutil.which('ansible-playbook')
+    beside = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
+    playbook = beside if os.path.exists(beside) else shutil.which('ansible-playbook')
     kv = pytest.importorskip('kubernetes_validate')
     if not playbook:
         pytest.skip('ansible-playbook not on PATH')
     env = dict(os.environ, RENDER_DIR=str(tmp_path), ANSIBLE_STDOUT_CALLBACK='default')
     run = subprocess.run([playbook, '-i', os.path.join(REPO, 'inventories', 'example', 'hosts.yml'),
-                          os.path.join(HERE, 'render.yml')], env=env, capture_output=True, text=True, timeout=300, check=False)
+                          os.path.join(HERE, 'render.yml')], env=env, cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert 'no hosts matched' not in run.stdout
     assert os.path.exists(os.path.join(str(tmp_path), 'rdma-verify-pods.yaml')), run.stdout[-4000:]
