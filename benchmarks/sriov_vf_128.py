@@ -55,8 +55,10 @@ def setup_netdevsim(ko, max_vfs):
     if not os.path.exists('/sys/bus/netdevsim/devices/netdevsim10'):
         sh('echo "10 1" > /sys/bus/netdevsim/new_device')
         time.sleep(0.5)
+    pf = os.listdir('/sys/bus/netdevsim/devices/netdevsim10/net')[0]
+    reset(pf)  # max_vfs cannot change while VFs exist
     sh('echo %d > /sys/kernel/debug/netdevsim/netdevsim10/max_vfs' % max_vfs)
-    return os.listdir('/sys/bus/netdevsim/devices/netdevsim10/net')[0]
+    return pf
 
 
 def numvfs_path(pf):

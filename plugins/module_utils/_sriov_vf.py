@@ -85,6 +85,7 @@ def read_pf(fs, pf):
         'num_vfs': fs.read_int(dev + '/sriov_numvfs'),
         'total_vfs': fs.read_int(dev + '/sriov_totalvfs'),
         'numvfs_path': fs.path(dev + '/sriov_numvfs'),
+        'ifindex': fs.read_int('class/net/%s/ifindex' % pf),
     }
 
 
@@ -328,11 +329,10 @@ def run(host, params, ipr, check_mode, *, fs=None, persist_fn=None):
     current = pf_state['num_vfs'] or 0
     desired = normalize_vfs(vfs)
 
-    index = ipr.link_lookup(ifname=pf)
-    if not index:
+    index = pf_state.get('ifindex') or (ipr.link_lookup(ifname=pf) or [None])[0]
+    if index is None:
         raise GpufabricError(host, 'pf', pf, 'no such network interface in this network namespace',
                              'run the module in the namespace that owns the PF')
-    index = index[0]
     current_vfs = dump_vfs(ipr, index) if current else {}
 
     writes = numvfs_writes(current, num_vfs)
@@ -363,7 +363,8 @@ def run(host, params, ipr, check_mode, *, fs=None, persist_fn=None):
                 raise GpufabricError(host, 'vfs', sorted(desired), 'setting VF attributes on %s failed: %s' % (pf, exc),
                                      'check that the driver supports these VF settings (dmesg)') from exc
             changed = True
-        after_vfs = dump_vfs(ipr, index) if final else {}
+        # Read back only when something was written; otherwise the first dump is the state.
+        after_vfs = (dump_vfs(ipr, index) if final else {}) if changed else current_vfs
         after_view = {'num_vfs': final, 'vfs': [dict(after_vfs.get(vid, {}), id=vid) for vid in sorted(desired)]}
     else:
         after_view = diff_view(final, planned, 'after')

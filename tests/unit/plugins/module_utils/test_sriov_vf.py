@@ -168,6 +168,7 @@ class FakeIPRoute:
     def __init__(self, vfs):
         self.vfs = vfs
         self.sets = []
+        self.gets = 0
 
     def link_lookup(self, ifname):
         return [3] if ifname == 'eni10np1' else []
@@ -176,6 +177,8 @@ class FakeIPRoute:
         if cmd == 'set':
             self.sets.append(kw['vf'])
             return []
+        assert kw == {'index': 3, 'ext_mask': 1}
+        self.gets += 1
         infos = [('IFLA_VF_INFO', vfinfo(i, v['mac'], v['vlan'], v['qos'], 0x8100, trust=int(v['trust']), spoofchk=int(v['spoofchk']),
                                          link_state=sv.LINK_STATE_ID[v['link_state']], rates=(v['min_tx_rate'], v['max_tx_rate'])))
                  for i, v in sorted(self.vfs.items())]
@@ -211,8 +214,11 @@ def test_run_apply_then_idempotent(nds_tree):
     assert first['changed'] is True
     assert ipr.sets == [[{'vf': 6, 'vlan': {'vlan': 100, 'qos': 0}, 'trust': 1, 'spoofchk': 0, 'link_state': 1}]]
     ipr.vfs[6].update(vlan=100, trust=True, spoofchk=False, link_state='enable')  # what the kernel now reports
+    ipr.gets = 0
     second = sv.run(HOST, PARAMS, ipr, False, fs=Sysfs(str(nds_tree)))
-    assert second['changed'] is False and len(ipr.sets) == 1
+    # the idempotent run reads all VF settings in one dump and writes nothing
+    assert second['changed'] is False and len(ipr.sets) == 1 and ipr.gets == 1
+    assert second['vfs'] == [dict(sv.NEW_VF, id=6, vlan=100, trust=True, spoofchk=False, link_state='enable')]
 
 
 def test_run_reset_writes_zero_then_count(nds_tree):
