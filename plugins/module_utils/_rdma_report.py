@@ -168,7 +168,8 @@ def _check(kind, rec, srv):
             msg += '; server: %s' % srv.get('msg')
         return {'name': name, 'ok': False, 'message': msg, 'metrics': {}}
     check = {'name': name, 'ok': bool(rec.get('ok')), 'metrics': rec.get('metrics') or rec.get('ping') or {},
-             'gid_index': rec.get('gid_index'), 'message': rec.get('msg') or ''}
+             'gid_index': rec.get('gid_index'), 'gid_ipv4': rec.get('gid_ipv4'), 'netdev': rec.get('netdev'),
+             'message': rec.get('msg') or ''}
     if kind == 'ping':
         p = rec.get('ping') or {}
         if not check['ok'] and not check['message']:

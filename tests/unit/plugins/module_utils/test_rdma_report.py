@@ -123,7 +123,7 @@ def ok_records(client, server, ping_ok=True):
         {'kind': 'ping', 'side': 'client', 'client': client, 'server': server, 'ok': ping['ok'], 'ping': ping,
          'msg': '' if ping_ok else 'ping 10.255.0.2: rc=1, 0 of 3 replies'},
         {'kind': 'bw', 'side': 'client', 'test': 'ib_write_bw', 'client': client, 'server': server, 'ok': True, 'msg': '',
-         'metrics': perftest_metrics('write_bw.client'), 'gid_index': 2},
+         'metrics': perftest_metrics('write_bw.client'), 'gid_index': 2, 'gid_ipv4': '10.255.0.1', 'netdev': 'va.100'},
         {'kind': 'bw', 'side': 'server', 'test': 'ib_write_bw', 'client': client, 'server': server, 'ok': True, 'msg': '',
          'metrics': perftest_metrics('write_bw.server'), 'gid_index': 2},
         {'kind': 'lat', 'side': 'client', 'test': 'ib_write_lat', 'client': client, 'server': server, 'ok': True, 'msg': '',
@@ -140,7 +140,8 @@ def test_matrix_all_pass():
     assert (m['passed'], m['total'], m['failed'], m['checks']) == (True, 2, 0, ['ping', 'bw', 'lat'])
     assert [r['pair'] for r in m['pairs']] == ['node1 -> node2', 'node2 -> node1']
     assert m['pairs'][0]['checks']['bw']['metrics']['bw_average_mib_s'] == 46.86
-    assert m['pairs'][0]['checks']['bw']['gid_index'] == 2
+    bw = m['pairs'][0]['checks']['bw']
+    assert (bw['gid_index'], bw['gid_ipv4'], bw['netdev']) == (2, '10.255.0.1', 'va.100')
 
 
 def test_matrix_missing_host_and_failures():
