@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env python
 # Copyright: (c) 2026, gpufabric.roce maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Two-node kernel lab for gpufabric.roce.
@@ -295,7 +295,7 @@ def kill_group(pid, name):
         os.killpg(pid, signal.SIGTERM)
     except OSError:
         os.kill(pid, signal.SIGTERM)
-    for _ in range(50):
+    for _attempt in range(50):
         if not pid_alive(pid):
             break
         time.sleep(0.1)

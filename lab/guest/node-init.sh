@@ -1,4 +1,4 @@
-#!/bin/bash
+#!/usr/bin/env bash
 # Runs as the VM's only program (vng --exec): wires one lab node like a GPU node on the
 # fabric switch, starts sshd so Ansible reaches it like real hardware, then stays up until
 # the host kills the VM.
