@@ -11,12 +11,15 @@ manifests written.
 
 import os
 import shutil
+import sys
 
 import ansible_runner
 import pytest
 import yaml
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+# The ansible-playbook of the interpreter running the tests (the venv) comes first, whatever PATH says.
+VENV_BIN = os.path.dirname(sys.executable)
 
 
 @pytest.fixture
@@ -32,6 +35,7 @@ def job(tmp_path):
             {
                 "ANSIBLE_COLLECTIONS_PATH": os.path.join(REPO, ".build", "collections"),
                 "ANSIBLE_CONFIG": os.path.join(REPO, "ansible.cfg"),
+                "PATH": VENV_BIN + os.pathsep + os.environ.get("PATH", ""),
             }
         )
     )
@@ -87,3 +91,20 @@ def test_bad_extravars_fail_the_job_before_anything_is_written(job):
     )
     assert "roce_vlan_id" in msgs and "5000" in msgs, msgs
     assert not render_dir.exists() or not any(render_dir.rglob("sriov-networks*.yaml"))
+
+
+def test_webhook_rule_violation_stops_site_yml_before_any_node_is_touched(job):
+    pdd, render_dir = job
+    # trust must be the string "on"/"off"; a YAML boolean is what the operator's webhook rejects.
+    (pdd / "env" / "extravars").write_text(
+        yaml.safe_dump({"roce_k8s_mode": "render", "roce_render_dir": str(render_dir), "sriov_networks_trust": True})
+    )
+    result = ansible_runner.run(private_data_dir=str(pdd), playbook=os.path.join(REPO, "playbooks", "site.yml"), quiet=True)
+    assert result.status == "failed"
+    plays = [e["event_data"]["play"] for e in result.events if e.get("event") == "playbook_on_play_start"]
+    # Only the validation plays ran: no preflight, no host networking, no operator.
+    assert plays and all(p.startswith("Validate") for p in plays), plays
+    msgs = " ".join(
+        str(e["event_data"].get("res", {}).get("msg", "")) for e in result.events if e.get("event") == "runner_on_failed"
+    )
+    assert "node1: sriov_networks_trust=true" in msgs and "Fix: quote it" in msgs, msgs
