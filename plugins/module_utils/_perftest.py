@@ -16,6 +16,8 @@ import json
 import os
 import re
 
+from ansible_collections.gpufabric.roce.plugins.module_utils._common import format_error
+
 TESTS = ('ib_write_bw', 'ib_read_bw', 'ib_send_bw', 'ib_write_lat', 'ib_read_lat', 'ib_send_lat')
 BW_TESTS = ('ib_write_bw', 'ib_read_bw', 'ib_send_bw')
 LAT_TESTS = ('ib_write_lat', 'ib_read_lat', 'ib_send_lat')
@@ -47,17 +49,8 @@ class PerftestError(Exception):
         super(PerftestError, self).__init__(msg)
 
 
-def format_input_error(host, field, value, problem, fix):
-    """``<host>: <field>=<value as JSON>: <problem>. Fix: <fix>`` (the collection's error format)."""
-    try:
-        shown = json.dumps(value, sort_keys=True)
-    except (TypeError, ValueError):
-        shown = repr(value)
-    return '%s: %s=%s: %s. Fix: %s' % (host, field, shown, problem, fix)
-
-
 def input_error(host, field, value, problem, fix):
-    return PerftestError(format_input_error(host, field, value, problem, fix), field=field, value=value)
+    return PerftestError(format_error(host, field, value, problem, fix), field=field, value=value)
 
 
 # ---------------------------------------------------------------------------------------------

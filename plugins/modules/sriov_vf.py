@@ -166,21 +166,10 @@ diff:
   type: dict
 """
 
-import platform
-import traceback
+from ansible.module_utils.basic import AnsibleModule
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
-
-from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError, persist_unit
+from ansible_collections.gpufabric.roce.plugins.module_utils._netlink import run_netlink_module
 from ansible_collections.gpufabric.roce.plugins.module_utils._sriov_vf import run
-
-try:
-    from pyroute2 import IPRoute
-    HAS_PYROUTE2 = True
-    PYROUTE2_IMPORT_ERROR = None
-except ImportError:
-    HAS_PYROUTE2 = False
-    PYROUTE2_IMPORT_ERROR = traceback.format_exc()
 
 VF_OPTIONS = dict(
     id=dict(type='int', required=True),
@@ -210,22 +199,7 @@ def main():
         required_one_of=[('num_vfs', 'vfs')],
         supports_check_mode=True,
     )
-    if not HAS_PYROUTE2:
-        module.fail_json(msg=missing_required_lib('pyroute2'), exception=PYROUTE2_IMPORT_ERROR)
-
-    def persist_fn(name, content):
-        return persist_unit(name, content, 'present', module.check_mode, unit_dir=module.params['unit_dir'],
-                            run_command=module.run_command)
-
-    host = platform.node()
-    try:
-        with IPRoute() as ipr:
-            result = run(host, module.params, ipr, module.check_mode, persist_fn=persist_fn)
-    except GpufabricError as exc:
-        module.fail_json(msg=str(exc), host=host, field=exc.field, value=exc.value)
-    for warning in result.pop('warnings', []):
-        module.warn(warning)
-    module.exit_json(**result)
+    run_netlink_module(module, run)
 
 
 if __name__ == '__main__':
