@@ -9,7 +9,7 @@ import tempfile
 import yaml
 
 from ansible.plugins.action import ActionBase
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_render import _plain
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import _plain
 
 try:
     _Dumper = yaml.CSafeDumper

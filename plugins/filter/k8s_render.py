@@ -24,17 +24,17 @@ gpufabric.roce.sriov_node_states_pending(states, node_names), allocatable_mismat
 import yaml
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_render import (
-    SRIOV_PER_HOST_KEYS,
-    RenderValidationError,
-    _plain,
-    allocatable_mismatches,
-    deployments_unavailable,
-    ncp_unready_components,
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import RenderValidationError, _plain
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_operator import (
     render_chart_reference,
     render_helm_values,
     render_nic_cluster_policy,
-    render_sriov,
+)
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov import SRIOV_PER_HOST_KEYS, render_sriov
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_status import (
+    allocatable_mismatches,
+    deployments_unavailable,
+    ncp_unready_components,
     sriov_node_states_pending,
 )
 

@@ -10,7 +10,8 @@ import pytest
 from k8s_crd_schema import CrdError, load_crds, validate_object
 from test_k8s_render import PF, REFERENCE_DEFAULTS, reference_hostvars
 
-from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_render as r
+from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_operator as op
+from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_sriov as sriov
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +26,7 @@ def _sriov(hv_mutation=None, **defaults):
     hv = reference_hostvars()
     if hv_mutation:
         hv_mutation(hv)
-    out = r.render_sriov(list(hv), hv, dict(REFERENCE_DEFAULTS, **defaults))
+    out = sriov.render_sriov(list(hv), hv, dict(REFERENCE_DEFAULTS, **defaults))
     return out["policies"] + out["networks"]
 
 
@@ -46,11 +47,11 @@ VARIANTS = [
     ("sriov-partitioned-extra-policy", lambda: _sriov(_partitioned)),
     ("sriov-whereabouts", lambda: _sriov(sriov_networks_ipam="whereabouts", sriov_networks_whereabouts_range="10.255.0.0/16")),
     ("sriov-nv-ipam", lambda: _sriov(sriov_networks_ipam="nv-ipam", sriov_networks_nv_ipam_pool="roce-pool")),
-    ("ncp-default", lambda: [r.render_nic_cluster_policy({})]),
+    ("ncp-default", lambda: [op.render_nic_cluster_policy({})]),
     (
         "ncp-everything-airgapped",
         lambda: [
-            r.render_nic_cluster_policy(
+            op.render_nic_cluster_policy(
                 {
                     "network_operator_ofed_driver": True,
                     "network_operator_rdma_shared_device_plugin": True,
@@ -60,10 +61,10 @@ VARIANTS = [
             )
         ],
     ),
-    ("ncp-whereabouts", lambda: [r.render_nic_cluster_policy({"network_operator_ipam": "whereabouts"})]),
+    ("ncp-whereabouts", lambda: [op.render_nic_cluster_policy({"network_operator_ipam": "whereabouts"})]),
     (
         "ncp-no-ipam-flattened-mirror",
-        lambda: [r.render_nic_cluster_policy({"network_operator_ipam": "none", "network_operator_airgap": {"registry": "m.local", "preserve_path": False}})],
+        lambda: [op.render_nic_cluster_policy({"network_operator_ipam": "none", "network_operator_airgap": {"registry": "m.local", "preserve_path": False}})],
     ),
 ]
 
@@ -112,7 +113,7 @@ def test_schema_check_is_strict(crds):
     del network["metadata"]["namespace"]
     problems = validate_object(network, crds)
     assert any("trust" in p for p in problems) and any("metadata.namespace" in p for p in problems), problems
-    ncp = r.render_nic_cluster_policy({})
+    ncp = op.render_nic_cluster_policy({})
     ncp["metadata"]["namespace"] = "x"
     ncp["spec"]["secondaryNetwork"]["ipamPlugin"] = {"image": "whereabouts", "repository": "ghcr.io/k8snetworkplumbingwg", "version": "v0.7.0"}
     problems = validate_object(ncp, crds)

@@ -1,4 +1,4 @@
-"""Unit tests of plugins/module_utils/_k8s_render.py (renderer, validator, status helpers)."""
+"""Unit tests of plugins/module_utils/_k8s_{common,sriov,operator,status}.py (renderer, validator, status helpers)."""
 
 import copy
 import ipaddress
@@ -9,7 +9,10 @@ import pytest
 import yaml
 from k8s_crd_schema import crds_dir
 
-from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_render as r
+from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_common as common
+from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_operator as op
+from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_sriov as sriov
+from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_status as status
 from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import vlan_gateway_plan
 
 PF = "enp157s0np0"
@@ -28,11 +31,11 @@ REFERENCE_DEFAULTS = {"roce_num_vfs": 8, "roce_mtu": 9000, "roce_vlan_id": 100}
 
 def render(hv=None, defaults=None, hosts=None):
     hv = reference_hostvars() if hv is None else hv
-    return r.render_sriov(list(hv) if hosts is None else hosts, hv, dict(REFERENCE_DEFAULTS, **(defaults or {})))
+    return sriov.render_sriov(list(hv) if hosts is None else hosts, hv, dict(REFERENCE_DEFAULTS, **(defaults or {})))
 
 
 def errors_of(hv=None, defaults=None, hosts=None):
-    with pytest.raises(r.RenderValidationError) as info:
+    with pytest.raises(common.RenderValidationError) as info:
         render(hv, defaults, hosts)
     return info.value
 
@@ -49,7 +52,7 @@ def test_reference_two_node_render_every_field():
         assert policy == {
             "apiVersion": "sriovnetwork.openshift.io/v1",
             "kind": "SriovNetworkNodePolicy",
-            "metadata": {"name": "roce-" + node, "namespace": "nvidia-network-operator"},
+            "metadata": {"name": "roce-" + node, "namespace": "nvidia-network-operator", "labels": {"app.kubernetes.io/managed-by": "gpufabric.roce"}},
             "spec": {
                 "resourceName": "roce_" + node,
                 "nodeSelector": {"kubernetes.io/hostname": node},
@@ -67,6 +70,7 @@ def test_reference_two_node_render_every_field():
         assert network["apiVersion"] == "sriovnetwork.openshift.io/v1"
         assert network["kind"] == "SriovNetwork"
         assert network["metadata"]["namespace"] == "nvidia-network-operator"
+        assert network["metadata"]["labels"] == {"app.kubernetes.io/managed-by": "gpufabric.roce"}
         assert spec["resourceName"] == "roce_" + node
         assert spec["vlan"] == 100
         assert spec["vlanQoS"] == 0
@@ -77,14 +81,26 @@ def test_reference_two_node_render_every_field():
         assert "minTxRate" not in spec and "maxTxRate" not in spec
         assert json.loads(spec["ipam"]) == {"type": "host-local", "subnet": subnet, "gateway": gateway, "routes": [{"dst": "0.0.0.0/0"}]}
     assert out["nodes"] == [
-        {"host": "node1", "node_name": "node1", "policies": ["roce-node1"], "resources": {"nvidia.com/roce_node1": 8}},
-        {"host": "node2", "node_name": "node2", "policies": ["roce-node2"], "resources": {"nvidia.com/roce_node2": 8}},
+        {
+            "host": "node1",
+            "node_name": "node1",
+            "policies": ["roce-node1"],
+            "resources": {"nvidia.com/roce_node1": 8},
+            "interfaces": [{"name": PF, "numVfs": 8, "mtu": 9000}],
+        },
+        {
+            "host": "node2",
+            "node_name": "node2",
+            "policies": ["roce-node2"],
+            "resources": {"nvidia.com/roce_node2": 8},
+            "interfaces": [{"name": PF, "numVfs": 8, "mtu": 9000}],
+        },
     ]
 
 
 def test_builtin_defaults_match_the_seed_without_role_defaults():
     hv = reference_hostvars()
-    out = r.render_sriov(list(hv), hv, {})
+    out = sriov.render_sriov(list(hv), hv, {})
     assert out["policies"][0]["spec"]["numVfs"] == 8
     assert out["policies"][0]["spec"]["mtu"] == 9000
     assert out["networks"][0]["spec"]["vlan"] == 100
@@ -429,7 +445,7 @@ def test_input_is_not_mutated():
 
 
 def test_helm_values_defaults():
-    assert r.render_helm_values({}) == {
+    assert op.render_helm_values({}) == {
         "nfd": {"enabled": True},
         "sriovNetworkOperator": {"enabled": True},
         "sriov-network-operator": {"operator": {"resourcePrefix": "nvidia.com"}},
@@ -437,7 +453,7 @@ def test_helm_values_defaults():
 
 
 def test_helm_values_overrides_deep_merge_and_win():
-    values = r.render_helm_values(
+    values = op.render_helm_values(
         {
             "network_operator_helm_values_overrides": {
                 "nfd": {"deployNodeFeatureRules": False},
@@ -450,9 +466,9 @@ def test_helm_values_overrides_deep_merge_and_win():
 
 
 def test_airgap_relocates_every_chart_image_and_sets_pull_secrets():
-    values = r.render_helm_values({"network_operator_airgap": {"registry": "reg.local:5000/mirror", "image_pull_secrets": ["pull"]}})
+    values = op.render_helm_values({"network_operator_airgap": {"registry": "reg.local:5000/mirror", "image_pull_secrets": ["pull"]}})
     refs = []
-    for path, _kind, _default in r.CHART_IMAGES["26.4.1"]:
+    for path, _kind, _default in op.CHART_IMAGES["26.4.1"]:
         node = values
         for k in path:
             node = node[k]
@@ -483,9 +499,9 @@ def test_airgap_table_covers_every_image_key_of_the_shared_chart_values():
             found.add(trail)
 
     walk(values, ())
-    table = {path for path, _k, _d in r.CHART_IMAGES["26.4.1"]}
+    table = {path for path, _k, _d in op.CHART_IMAGES["26.4.1"]}
     assert found == table
-    for path, _kind, default in r.CHART_IMAGES["26.4.1"]:
+    for path, _kind, default in op.CHART_IMAGES["26.4.1"]:
         node = values
         for k in path:
             node = node[k]
@@ -493,14 +509,14 @@ def test_airgap_table_covers_every_image_key_of_the_shared_chart_values():
 
 
 def test_relocate_image_flatten():
-    assert r.relocate_image("nvcr.io/nvidia/mellanox/sriov-cni:v1", "mirror.local", preserve_path=False) == "mirror.local/sriov-cni:v1"
-    assert r.relocate_image("nvcr.io/nvidia/mellanox", "mirror.local/", preserve_path=False, kind="repo") == "mirror.local"
-    assert r.relocate_image("nvcr.io/nvidia/mellanox/node-feature-discovery", "m.local", False, "repo_full") == "m.local/node-feature-discovery"
-    assert r.relocate_image("busybox:1", "mirror.local") == "mirror.local/busybox:1"
+    assert op.relocate_image("nvcr.io/nvidia/mellanox/sriov-cni:v1", "mirror.local", preserve_path=False) == "mirror.local/sriov-cni:v1"
+    assert op.relocate_image("nvcr.io/nvidia/mellanox", "mirror.local/", preserve_path=False, kind="repo") == "mirror.local"
+    assert op.relocate_image("nvcr.io/nvidia/mellanox/node-feature-discovery", "m.local", False, "repo_full") == "m.local/node-feature-discovery"
+    assert op.relocate_image("busybox:1", "mirror.local") == "mirror.local/busybox:1"
 
 
 def test_airgap_flattened_chart_values_give_registry_slash_image():
-    values = r.render_helm_values({"network_operator_airgap": {"registry": "m.local/nv", "preserve_path": False}})
+    values = op.render_helm_values({"network_operator_airgap": {"registry": "m.local/nv", "preserve_path": False}})
     assert values["operator"]["repository"] == "m.local/nv"
     assert values["node-feature-discovery"]["image"]["repository"] == "m.local/nv/node-feature-discovery"
     assert values["sriov-network-operator"]["images"]["sriovCni"] == "m.local/nv/sriov-cni:network-operator-v26.4.1"
@@ -518,7 +534,8 @@ def test_airgap_flattened_chart_values_give_registry_slash_image():
         (
             {"network_operator_chart_version": "25.1.0", "network_operator_airgap": {"registry": "reg.local"}},
             '(cluster): network_operator_chart_version="25.1.0": the image list for air-gapped relocation is only known for chart 26.4.1. '
-            "Fix: pin network_operator_chart_version to a known version, or add the chart's image keys to CHART_IMAGES in plugins/module_utils/_k8s_render.py",
+            "Fix: pin network_operator_chart_version to a known version, or add the chart's image keys to CHART_IMAGES "
+            "in plugins/module_utils/_k8s_operator.py",
         ),
         (
             {"network_operator_nfd_enabled": "yes"},
@@ -527,13 +544,13 @@ def test_airgap_flattened_chart_values_give_registry_slash_image():
     ],
 )
 def test_helm_values_validation(cfg, expected):
-    with pytest.raises(r.RenderValidationError) as info:
-        r.render_helm_values(cfg)
+    with pytest.raises(common.RenderValidationError) as info:
+        op.render_helm_values(cfg)
     assert expected in [e["message"] for e in info.value.errors]
 
 
 def test_chart_reference():
-    ref = r.render_chart_reference({})
+    ref = op.render_chart_reference({})
     assert ref["repository"] == "https://helm.ngc.nvidia.com/nvidia"
     assert (ref["chart"], ref["version"], ref["release_name"], ref["namespace"]) == (
         "network-operator",
@@ -542,13 +559,13 @@ def test_chart_reference():
         "nvidia-network-operator",
     )
     assert ref["helm_command"].startswith("helm upgrade --install network-operator network-operator --repo https://helm.ngc.nvidia.com/nvidia --version 26.4.1")
-    with pytest.raises(r.RenderValidationError) as info:
-        r.render_chart_reference({"network_operator_namespace": "Bad_NS", "network_operator_chart_version": "latest"})
+    with pytest.raises(common.RenderValidationError) as info:
+        op.render_chart_reference({"network_operator_namespace": "Bad_NS", "network_operator_chart_version": "latest"})
     assert len(info.value.errors) == 2
 
 
 def test_nic_cluster_policy_default():
-    ncp = r.render_nic_cluster_policy({})
+    ncp = op.render_nic_cluster_policy({})
     assert ncp["metadata"] == {"name": "nic-cluster-policy"}
     assert set(ncp["spec"]) == {"secondaryNetwork", "nvIpam"}
     assert ncp["spec"]["secondaryNetwork"]["multus"] == {"image": "multus-cni", "repository": "nvcr.io/nvidia/mellanox", "version": "network-operator-v26.4.1"}
@@ -556,7 +573,7 @@ def test_nic_cluster_policy_default():
 
 
 def test_nic_cluster_policy_full():
-    ncp = r.render_nic_cluster_policy(
+    ncp = op.render_nic_cluster_policy(
         {
             "network_operator_ipam": "whereabouts",
             "network_operator_ofed_driver": True,
@@ -571,7 +588,7 @@ def test_nic_cluster_policy_full():
     assert spec["secondaryNetwork"]["multus"] == {"image": "multus-cni", "repository": "reg.local", "version": "v4.1.0", "imagePullSecrets": ["pull"]}
     assert spec["ofedDriver"]["image"] == "doca-driver" and spec["ofedDriver"]["forcePrecompiled"] is True
     assert json.loads(spec["rdmaSharedDevicePlugin"]["config"])["configList"][0]["resourceName"] == "rdma_shared_device_a"
-    assert r.ncp_component_names(ncp) == ["ofedDriver", "rdmaSharedDevicePlugin", "secondaryNetwork.cniPlugins", "secondaryNetwork.multus"]
+    assert op.ncp_component_names(ncp) == ["ofedDriver", "rdmaSharedDevicePlugin", "secondaryNetwork.cniPlugins", "secondaryNetwork.multus"]
 
 
 @pytest.mark.parametrize(
@@ -599,8 +616,8 @@ def test_nic_cluster_policy_full():
     ],
 )
 def test_nic_cluster_policy_validation(cfg, expected):
-    with pytest.raises(r.RenderValidationError) as info:
-        r.render_nic_cluster_policy(cfg)
+    with pytest.raises(common.RenderValidationError) as info:
+        op.render_nic_cluster_policy(cfg)
     assert expected in [e["message"] for e in info.value.errors]
 
 
@@ -618,10 +635,10 @@ def test_ncp_unready_components():
             ],
         }
     }
-    assert r.ncp_unready_components(policy) == ["state-OFED: notReady (waiting for pods)"]
-    assert r.ncp_unready_components({}) == ["NicClusterPolicy nic-cluster-policy not found"]
-    assert r.ncp_unready_components({"status": {"state": "error", "reason": "bad spec"}}) == ["state=error reason: bad spec"]
-    assert r.ncp_unready_components({"status": {"state": "ready", "appliedStates": [{"name": "a", "state": "ready"}]}}) == []
+    assert status.ncp_unready_components(policy) == ["state-OFED: notReady (waiting for pods)"]
+    assert status.ncp_unready_components({}) == ["NicClusterPolicy nic-cluster-policy not found"]
+    assert status.ncp_unready_components({"status": {"state": "error", "reason": "bad spec"}}) == ["state=error reason: bad spec"]
+    assert status.ncp_unready_components({"status": {"state": "ready", "appliedStates": [{"name": "a", "state": "ready"}]}}) == []
 
 
 def test_deployments_unavailable():
@@ -630,7 +647,7 @@ def test_deployments_unavailable():
         {"metadata": {"name": "slow"}, "spec": {"replicas": 2}, "status": {"availableReplicas": 1}},
         {"metadata": {"name": "new"}, "spec": {"replicas": 1}, "status": {}},
     ]
-    assert r.deployments_unavailable(deps) == ["slow: 1/2 available", "new: 0/1 available"]
+    assert status.deployments_unavailable(deps) == ["slow: 1/2 available", "new: 0/1 available"]
 
 
 def test_sriov_node_states_pending_reports_last_sync_error():
@@ -638,7 +655,7 @@ def test_sriov_node_states_pending_reports_last_sync_error():
         {"metadata": {"name": "node1"}, "status": {"syncStatus": "Succeeded"}},
         {"metadata": {"name": "node2"}, "status": {"syncStatus": "Failed", "lastSyncError": "numVfs 8 > totalvfs 4"}},
     ]
-    assert r.sriov_node_states_pending(states, ["node1", "node2", "node3"]) == [
+    assert status.sriov_node_states_pending(states, ["node1", "node2", "node3"]) == [
         "node2: syncStatus=Failed lastSyncError: numVfs 8 > totalvfs 4",
         "node3: no SriovNetworkNodeState yet (is the sriov-network-config-daemon running on it?)",
     ]
@@ -650,8 +667,8 @@ def test_allocatable_mismatches():
         {"metadata": {"name": "node1"}, "status": {"allocatable": {"nvidia.com/roce_node1": "8", "cpu": "64"}}},
         {"metadata": {"name": "node2"}, "status": {"allocatable": {"nvidia.com/roce_node2": "4"}}},
     ]
-    assert r.allocatable_mismatches(nodes, expected) == ["node2: allocatable nvidia.com/roce_node2 is 4, expected 8"]
-    assert r.allocatable_mismatches(nodes[:1], expected) == ["node2: node not found"]
+    assert status.allocatable_mismatches(nodes, expected) == ["node2: allocatable nvidia.com/roce_node2 is 4, expected 8"]
+    assert status.allocatable_mismatches(nodes[:1], expected) == ["node2: node not found"]
 
 
 def test_host_local_ipam_matches_the_vlan_gateway_plan_of_each_node():

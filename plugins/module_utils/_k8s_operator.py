@@ -1,0 +1,364 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufabric.roce contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The network-operator Helm release (values, chart reference, air-gapped relocation) and the
+NicClusterPolicy the chart no longer deploys (since 24.10)."""
+
+import json
+import re
+
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import (
+    DNS_LABEL_RE,
+    DNS_SUBDOMAIN_RE,
+    MELLANOX_VENDOR,
+    _as_bool,
+    _Errors,
+    _is_unset,
+    _plain,
+    deep_merge,
+)
+
+NCP_API_VERSION = "mellanox.com/v1alpha1"
+NCP_NAME = "nic-cluster-policy"  # the operator only reconciles a NicClusterPolicy with this name
+IMAGE_NAME_RE = re.compile(r"^[a-zA-Z0-9\-]+$")
+REPOSITORY_RE = re.compile(r"^[a-zA-Z0-9.\-/:]+$")
+REGISTRY_RE = re.compile(r"^[a-zA-Z0-9.\-]+(:[0-9]+)?(/[a-zA-Z0-9._\-]+)*$")
+NCP_IPAM_MODES = ("nv-ipam", "whereabouts", "none")
+
+# ---------------------------------------------------------------------------------------------
+# network-operator chart 26.4.1: every image the chart values reference (chart-values.yaml),
+# as (path in values, kind, default). kind "ref": full image reference; "repo": a repository
+# prefix the chart joins with an image name; "repo_full": repository including the image name.
+CHART_IMAGES = {
+    "26.4.1": (
+        (("operator", "repository"), "repo", "nvcr.io/nvidia/cloud-native"),
+        (("operator", "ofedDriver", "initContainer", "repository"), "repo", "nvcr.io/nvidia/mellanox"),
+        (("node-feature-discovery", "image", "repository"), "repo_full", "nvcr.io/nvidia/mellanox/node-feature-discovery"),
+        (("maintenance-operator-chart", "operator", "image", "repository"), "repo", "nvcr.io/nvidia/mellanox"),
+        (("sriov-network-operator", "images", "operator"), "ref", "nvcr.io/nvidia/mellanox/sriov-network-operator:network-operator-v26.4.1"),
+        (
+            ("sriov-network-operator", "images", "sriovConfigDaemon"),
+            "ref",
+            "nvcr.io/nvidia/mellanox/sriov-network-operator-config-daemon:network-operator-v26.4.1",
+        ),
+        (("sriov-network-operator", "images", "sriovCni"), "ref", "nvcr.io/nvidia/mellanox/sriov-cni:network-operator-v26.4.1"),
+        (("sriov-network-operator", "images", "ibSriovCni"), "ref", "nvcr.io/nvidia/mellanox/ib-sriov-cni:network-operator-v26.4.1"),
+        (("sriov-network-operator", "images", "ovsCni"), "ref", "nvcr.io/nvidia/mellanox/ovs-cni-plugin:network-operator-v26.4.1"),
+        (("sriov-network-operator", "images", "rdmaCni"), "ref", "nvcr.io/nvidia/mellanox/rdma-cni:network-operator-v26.4.1"),
+        (
+            ("sriov-network-operator", "images", "sriovDevicePlugin"),
+            "ref",
+            "nvcr.io/nvidia/mellanox/sriov-network-device-plugin:network-operator-v26.4.1",
+        ),
+        (("sriov-network-operator", "images", "sriovDraDriver"), "ref", "nvcr.io/nvidia/mellanox/dra-driver-sriov:network-operator-v26.4.1"),
+        (("sriov-network-operator", "images", "resourcesInjector"), "ref", "ghcr.io/k8snetworkplumbingwg/network-resources-injector:v1.7.0"),
+        (("sriov-network-operator", "images", "webhook"), "ref", "nvcr.io/nvidia/mellanox/sriov-network-operator-webhook:network-operator-v26.4.1"),
+    ),
+}
+
+# Where each chart (and sub-chart) takes its pull secrets, and in which shape.
+# "names": a list of secret names; "refs": a list of {name: <secret>} (upstream NFD chart).
+CHART_PULL_SECRETS = (
+    (("imagePullSecrets",), "names"),
+    (("sriov-network-operator", "imagePullSecrets"), "names"),
+    (("maintenance-operator-chart", "imagePullSecrets"), "names"),
+    (("node-feature-discovery", "imagePullSecrets"), "refs"),
+)
+
+# NicClusterPolicy component images for network-operator 26.4.1 (NVIDIA's NicClusterPolicy
+# reference for that release). Keys are the network_operator_images keys.
+NCP_DEFAULT_IMAGES = {
+    "multus": {"repository": "nvcr.io/nvidia/mellanox", "image": "multus-cni", "version": "network-operator-v26.4.1"},
+    "cni_plugins": {"repository": "nvcr.io/nvidia/mellanox", "image": "plugins", "version": "network-operator-v26.4.1"},
+    "nv_ipam": {"repository": "nvcr.io/nvidia/mellanox", "image": "nvidia-k8s-ipam", "version": "network-operator-v26.4.1"},
+    "rdma_shared_device_plugin": {"repository": "nvcr.io/nvidia/mellanox", "image": "k8s-rdma-shared-dev-plugin", "version": "network-operator-v26.4.1"},
+    "ofed_driver": {"repository": "nvcr.io/nvidia/mellanox", "image": "doca-driver", "version": "doca3.4.1-26.04-1.1.0.0-1"},
+}
+
+NCP_BUILTIN_DEFAULTS = {
+    "network_operator_ipam": "nv-ipam",
+    "network_operator_nv_ipam_enable_webhook": False,
+    "network_operator_ofed_driver": False,
+    "network_operator_rdma_shared_device_plugin": False,
+    "network_operator_rdma_shared_device_plugin_config": {
+        "configList": [{"resourceName": "rdma_shared_device_a", "rdmaHcaMax": 63, "selectors": {"vendors": [MELLANOX_VENDOR]}}]
+    },
+    "network_operator_images": {},
+    "network_operator_airgap": {},
+    "network_operator_nic_cluster_policy_overrides": {},
+}
+
+HELM_BUILTIN_DEFAULTS = {
+    "network_operator_chart_repo_url": "https://helm.ngc.nvidia.com/nvidia",
+    "network_operator_chart_name": "network-operator",
+    "network_operator_chart_version": "26.4.1",
+    "network_operator_release_name": "network-operator",
+    "network_operator_namespace": "nvidia-network-operator",
+    "network_operator_nfd_enabled": True,
+    "network_operator_sriov_enabled": True,
+    "network_operator_resource_prefix": "nvidia.com",
+    "network_operator_helm_values_overrides": {},
+    "network_operator_airgap": {},
+}
+
+AIRGAP_KEYS = ("registry", "preserve_path", "image_pull_secrets")
+
+
+def _split_registry(ref):
+    first, _sep, rest = ref.partition("/")
+    if rest and ("." in first or ":" in first or first == "localhost"):
+        return first, rest
+    return "docker.io", ref
+
+
+def relocate_image(ref, registry, preserve_path=True, kind="ref"):
+    """Point an image reference or repository at ``registry``.
+
+    ``kind`` is "ref" (``repo/name:tag``), "repo_full" (a repository ending in the image name) or "repo"
+    (a repository prefix the image name is appended to). ``nvcr.io/nvidia/mellanox/sriov-cni:v1`` with
+    ``registry.local:5000/mirror`` becomes ``registry.local:5000/mirror/nvidia/mellanox/sriov-cni:v1``
+    (preserve_path) or ``registry.local:5000/mirror/sriov-cni:v1`` (flattened); a "repo" prefix such as
+    ``nvcr.io/nvidia/mellanox`` becomes ``registry.local:5000/mirror/nvidia/mellanox`` or, flattened,
+    ``registry.local:5000/mirror``.
+    """
+    registry = registry.rstrip("/")
+    _host, path = _split_registry(ref)
+    if preserve_path:
+        return "%s/%s" % (registry, path)
+    if kind == "repo":
+        return registry
+    return "%s/%s" % (registry, path.rsplit("/", 1)[-1])
+
+
+def _set_path(d, path, value):
+    for k in path[:-1]:
+        d = d.setdefault(k, {})
+    d[path[-1]] = value
+
+
+def _check_airgap(errs, airgap, field="network_operator_airgap"):
+    if airgap in (None, ""):
+        return {}
+    if not isinstance(airgap, dict):
+        errs.add("(cluster)", field, airgap, "must be a mapping", "write {registry: <host[:port]/path>, preserve_path: true, image_pull_secrets: [<secret>]}")
+        return None
+    unknown = sorted(set(airgap) - set(AIRGAP_KEYS))
+    if unknown:
+        errs.add("(cluster)", field, unknown, "unknown key(s)", "use only %s" % ", ".join(AIRGAP_KEYS))
+    registry = airgap.get("registry") or ""
+    if registry and (not isinstance(registry, str) or not REGISTRY_RE.match(registry)):
+        errs.add(
+            "(cluster)",
+            field + ".registry",
+            registry,
+            "not a registry/repository prefix",
+            "write host[:port][/path] without scheme or trailing slash, e.g. registry.local:5000/nvidia-mirror",
+        )
+    secrets = airgap.get("image_pull_secrets") or []
+    if not isinstance(secrets, list) or not all(isinstance(s, str) and DNS_SUBDOMAIN_RE.match(s) for s in secrets):
+        errs.add(
+            "(cluster)",
+            field + ".image_pull_secrets",
+            secrets,
+            "must be a list of Secret names",
+            "e.g. [ngc-pull-secret]; create the Secrets in the operator namespace first",
+        )
+    preserve = airgap.get("preserve_path", True)
+    if not isinstance(preserve, bool):
+        errs.add(
+            "(cluster)",
+            field + ".preserve_path",
+            preserve,
+            "must be a boolean",
+            "true keeps nvidia/mellanox/... under the registry, false flattens to <registry>/<image>",
+        )
+    return {"registry": registry, "preserve_path": preserve is not False, "image_pull_secrets": list(secrets) if isinstance(secrets, list) else []}
+
+
+def render_helm_values(cfg=None):
+    """Return the Helm values for the network-operator release.
+
+    Keys of ``cfg`` are the role variables (HELM_BUILTIN_DEFAULTS). The overrides
+    (``network_operator_helm_values_overrides``) are deep-merged last and always win.
+    """
+    cfg = deep_merge(HELM_BUILTIN_DEFAULTS, {k: v for k, v in (cfg or {}).items() if v is not None})
+    errs = _Errors()
+    for key in ("network_operator_nfd_enabled", "network_operator_sriov_enabled"):
+        _as_bool(errs, "(cluster)", key, cfg[key])
+    prefix = cfg["network_operator_resource_prefix"]
+    if not isinstance(prefix, str) or not DNS_SUBDOMAIN_RE.match(prefix):
+        errs.add("(cluster)", "network_operator_resource_prefix", prefix, "not a valid resource prefix", "use e.g. nvidia.com")
+    overrides = cfg["network_operator_helm_values_overrides"] or {}
+    if not isinstance(overrides, dict):
+        errs.add(
+            "(cluster)",
+            "network_operator_helm_values_overrides",
+            overrides,
+            "must be a mapping of Helm values",
+            "write it as YAML values, e.g. {operator: {nodeSelector: {...}}}",
+        )
+        overrides = {}
+    airgap = _check_airgap(errs, cfg["network_operator_airgap"])
+    version = str(cfg["network_operator_chart_version"])
+    if airgap and airgap.get("registry") and version not in CHART_IMAGES:
+        errs.add(
+            "(cluster)",
+            "network_operator_chart_version",
+            version,
+            "the image list for air-gapped relocation is only known for chart %s" % ", ".join(sorted(CHART_IMAGES)),
+            "pin network_operator_chart_version to a known version, or add the chart's image keys to CHART_IMAGES in plugins/module_utils/_k8s_operator.py",
+        )
+    errs.raise_if_any()
+
+    values = {
+        "nfd": {"enabled": cfg["network_operator_nfd_enabled"]},
+        "sriovNetworkOperator": {"enabled": cfg["network_operator_sriov_enabled"]},
+        "sriov-network-operator": {"operator": {"resourcePrefix": prefix}},
+    }
+    if airgap:
+        if airgap["registry"]:
+            for path, kind, default in CHART_IMAGES[version]:
+                _set_path(values, path, relocate_image(default, airgap["registry"], airgap["preserve_path"], kind))
+        if airgap["image_pull_secrets"]:
+            for path, shape in CHART_PULL_SECRETS:
+                secrets = airgap["image_pull_secrets"]
+                _set_path(values, path, [{"name": s} for s in secrets] if shape == "refs" else list(secrets))
+    return _plain(deep_merge(values, overrides))
+
+
+def render_chart_reference(cfg=None, values_file="helm-values.yaml"):
+    cfg = deep_merge(HELM_BUILTIN_DEFAULTS, {k: v for k, v in (cfg or {}).items() if v is not None})
+    errs = _Errors()
+    ns = cfg["network_operator_namespace"]
+    if not isinstance(ns, str) or not DNS_LABEL_RE.match(ns) or len(ns) > 63:
+        errs.add("(cluster)", "network_operator_namespace", ns, "not a valid namespace name", "use a DNS-1123 label, e.g. nvidia-network-operator")
+    release = cfg["network_operator_release_name"]
+    if not isinstance(release, str) or not DNS_LABEL_RE.match(release) or len(release) > 53:
+        errs.add("(cluster)", "network_operator_release_name", release, "not a valid Helm release name (DNS label, max 53 chars)", "use e.g. network-operator")
+    version = cfg["network_operator_chart_version"]
+    if _is_unset(version) or not re.match(r"^v?\d+\.\d+\.\d+([-+].+)?$", str(version)):
+        errs.add("(cluster)", "network_operator_chart_version", version, "not a chart version", "pin an exact chart version, e.g. 26.4.1")
+    errs.raise_if_any()
+    repo, chart = cfg["network_operator_chart_repo_url"], cfg["network_operator_chart_name"]
+    return {
+        "repository": repo,
+        "chart": chart,
+        "version": str(version),
+        "release_name": release,
+        "namespace": ns,
+        "values_file": values_file,
+        "helm_command": "helm upgrade --install %s %s --repo %s --version %s --namespace %s --create-namespace -f %s"
+        % (release, chart, repo, version, ns, values_file),
+    }
+
+
+def render_nic_cluster_policy(cfg=None):
+    """Return the NicClusterPolicy object (cluster-scoped, name ``nic-cluster-policy``)."""
+    cfg = dict(NCP_BUILTIN_DEFAULTS, **{k: v for k, v in (cfg or {}).items() if v is not None})
+    errs = _Errors()
+    ipam = cfg["network_operator_ipam"]
+    if ipam not in NCP_IPAM_MODES:
+        errs.add("(cluster)", "network_operator_ipam", ipam, "unknown IPAM component", "set network_operator_ipam to nv-ipam, whereabouts or none")
+    flags = {}
+    for key in ("network_operator_ofed_driver", "network_operator_rdma_shared_device_plugin", "network_operator_nv_ipam_enable_webhook"):
+        flags[key] = _as_bool(errs, "(cluster)", key, cfg[key])
+    images = cfg["network_operator_images"] or {}
+    if not isinstance(images, dict):
+        errs.add(
+            "(cluster)", "network_operator_images", images, "must be a mapping of component to {repository, image, version}", "e.g. {multus: {version: v4.1.0}}"
+        )
+        images = {}
+    unknown = sorted(set(images) - set(NCP_DEFAULT_IMAGES))
+    if unknown:
+        errs.add("(cluster)", "network_operator_images", unknown, "unknown component(s)", "use only %s" % ", ".join(sorted(NCP_DEFAULT_IMAGES)))
+    resolved = {}
+    for comp, dflt in NCP_DEFAULT_IMAGES.items():
+        img = dict(dflt)
+        override = images.get(comp) or {}
+        if not isinstance(override, dict):
+            errs.add("(cluster)", "network_operator_images.%s" % comp, override, "must be a mapping", "write {repository: ..., image: ..., version: ...}")
+            override = {}
+        img.update({k: str(v) for k, v in override.items() if v is not None})
+        if not IMAGE_NAME_RE.match(img.get("image", "")):
+            errs.add(
+                "(cluster)",
+                "network_operator_images.%s.image" % comp,
+                img.get("image"),
+                "image name must match [a-zA-Z0-9-]+",
+                "give the image name without registry or tag",
+            )
+        if not REPOSITORY_RE.match(img.get("repository", "")):
+            errs.add("(cluster)", "network_operator_images.%s.repository" % comp, img.get("repository"), "not a repository", "e.g. nvcr.io/nvidia/mellanox")
+        if not img.get("version"):
+            errs.add(
+                "(cluster)",
+                "network_operator_images.%s.version" % comp,
+                img.get("version"),
+                "version (image tag) is empty",
+                "set the tag, e.g. network-operator-v26.4.1",
+            )
+        resolved[comp] = img
+    rdma_cfg = cfg["network_operator_rdma_shared_device_plugin_config"]
+    if flags.get("network_operator_rdma_shared_device_plugin"):
+        if isinstance(rdma_cfg, str):
+            try:
+                json.loads(rdma_cfg)
+            except ValueError:
+                errs.add(
+                    "(cluster)",
+                    "network_operator_rdma_shared_device_plugin_config",
+                    rdma_cfg,
+                    "not valid JSON",
+                    "give a mapping (it is serialised for you) or a JSON string",
+                )
+        elif not isinstance(rdma_cfg, dict) or "configList" not in rdma_cfg:
+            errs.add(
+                "(cluster)",
+                "network_operator_rdma_shared_device_plugin_config",
+                rdma_cfg,
+                "must be a mapping with configList",
+                "e.g. {configList: [{resourceName: rdma_shared_device_a, rdmaHcaMax: 63, selectors: {vendors: ['15b3']}}]}",
+            )
+    overrides = cfg["network_operator_nic_cluster_policy_overrides"] or {}
+    if not isinstance(overrides, dict):
+        errs.add("(cluster)", "network_operator_nic_cluster_policy_overrides", overrides, "must be a mapping merged into spec", "e.g. {tolerations: [...]}")
+        overrides = {}
+    airgap = _check_airgap(errs, cfg["network_operator_airgap"])
+    errs.raise_if_any()
+
+    secrets = (airgap or {}).get("image_pull_secrets") or []
+
+    def component(comp, **extra):
+        img = resolved[comp]
+        repo = img["repository"]
+        if airgap and airgap.get("registry"):
+            repo = relocate_image(repo, airgap["registry"], airgap["preserve_path"], "repo")
+        out = {"image": img["image"], "repository": repo, "version": img["version"]}
+        if secrets:
+            out["imagePullSecrets"] = list(secrets)
+        out.update(extra)
+        return out
+
+    spec = {"secondaryNetwork": {"multus": component("multus"), "cniPlugins": component("cni_plugins")}}
+    if ipam == "nv-ipam":
+        spec["nvIpam"] = component("nv_ipam", enableWebhook=flags["network_operator_nv_ipam_enable_webhook"])
+    if flags["network_operator_ofed_driver"]:
+        spec["ofedDriver"] = component(
+            "ofed_driver",
+            startupProbe={"initialDelaySeconds": 10, "periodSeconds": 20},
+            livenessProbe={"initialDelaySeconds": 30, "periodSeconds": 30},
+            readinessProbe={"initialDelaySeconds": 10, "periodSeconds": 30},
+        )
+    if flags["network_operator_rdma_shared_device_plugin"]:
+        conf = rdma_cfg if isinstance(rdma_cfg, str) else json.dumps(_plain(rdma_cfg), sort_keys=True)
+        spec["rdmaSharedDevicePlugin"] = component("rdma_shared_device_plugin", config=conf)
+    spec = deep_merge(spec, _plain(overrides))
+    return {"apiVersion": NCP_API_VERSION, "kind": "NicClusterPolicy", "metadata": {"name": NCP_NAME}, "spec": spec}
+
+
+def ncp_component_names(policy):
+    """Names of the components a NicClusterPolicy asks for (for status messages)."""
+    spec = policy.get("spec", {})
+    names = [k for k in spec if k != "secondaryNetwork"]
+    names += ["secondaryNetwork.%s" % k for k in spec.get("secondaryNetwork", {})]
+    return sorted(names)
