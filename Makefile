@@ -78,11 +78,16 @@ test: deps
 	$(MAKE) --no-print-directory lint sanity unit integration molecule
 	echo "make test: all stages passed in $$(( $$(date +%s) - start ))s"
 
-lint:
-	@echo "== lint: yamllint, ruff, ansible-lint"
+# ansible-lint resolves gpufabric.roce.* through the collection link, so lint makes it itself.
+# antsibull-docs copies the checkout (git-tracked and untracked-but-not-ignored files) into a
+# temporary ansible_collections tree, so it needs no link and no network.
+lint: link
+	@echo "== lint: yamllint, ruff, ansible-lint, antsibull-docs, antsibull-changelog"
 	$(BIN)/yamllint -s .
 	$(BIN)/ruff check .
 	$(BIN)/ansible-lint --offline -q
+	$(BIN)/antsibull-docs lint-collection-docs --plugin-docs .
+	$(BIN)/antsibull-changelog lint
 
 sanity:
 	@echo "== ansible-test sanity"
