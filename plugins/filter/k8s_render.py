@@ -16,9 +16,12 @@ gpufabric.roce.network_operator_chart_reference(config)
 gpufabric.roce.k8s_yaml_documents(objects)
     Dump a list of objects as one multi-document YAML stream (fast C dumper when available).
 gpufabric.roce.ncp_unready_components(policy), deployments_unavailable(deployments),
-gpufabric.roce.sriov_node_states_pending(states, node_names), allocatable_mismatches(nodes, expected)
+gpufabric.roce.sriov_node_states_pending(states, expected_nodes), sriov_node_states_failed(states, expected_nodes),
+gpufabric.roce.allocatable_mismatches(nodes, expected)
     Status helpers for the wait phases: each returns a list of human-readable problems
     (empty when everything is ready).
+gpufabric.roce.k8s_managed_orphans(live, rendered)
+    The objects labelled app.kubernetes.io/managed-by=gpufabric.roce that the inventory no longer renders (prune).
 """
 
 import yaml
@@ -34,7 +37,9 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov import S
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_status import (
     allocatable_mismatches,
     deployments_unavailable,
+    managed_orphans,
     ncp_unready_components,
+    sriov_node_states_failed,
     sriov_node_states_pending,
 )
 
@@ -117,6 +122,8 @@ class FilterModule:
             "k8s_yaml_documents": k8s_yaml_documents,
             "ncp_unready_components": lambda policy: ncp_unready_components(_plain(policy)),
             "deployments_unavailable": lambda items: deployments_unavailable(_plain(items)),
-            "sriov_node_states_pending": lambda items, names: sriov_node_states_pending(_plain(items), _plain(names)),
+            "sriov_node_states_pending": lambda items, expected: sriov_node_states_pending(_plain(items), _plain(expected)),
+            "sriov_node_states_failed": lambda items, expected: sriov_node_states_failed(_plain(items), _plain(expected)),
+            "k8s_managed_orphans": lambda live, rendered: managed_orphans(_plain(live), _plain(rendered)),
             "allocatable_mismatches": lambda items, expected: allocatable_mismatches(_plain(items), _plain(expected)),
         }

@@ -9,7 +9,15 @@ __metaclass__ = type  # noqa: UP001
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError
+from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import fabric_table as _fabric
 from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import vlan_gateway_plan as _plan
+
+
+def vlan_gateway_fabric(hostvars, nodes=None):
+    try:
+        return _fabric(hostvars, nodes)
+    except GpufabricError as exc:
+        raise AnsibleFilterError(str(exc)) from exc
 
 
 def vlan_gateway_plan(hostvars, host, nodes=None):
@@ -21,4 +29,4 @@ def vlan_gateway_plan(hostvars, host, nodes=None):
 
 class FilterModule(object):
     def filters(self):
-        return {'vlan_gateway_plan': vlan_gateway_plan}
+        return {'vlan_gateway_fabric': vlan_gateway_fabric, 'vlan_gateway_plan': vlan_gateway_plan}

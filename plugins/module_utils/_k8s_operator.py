@@ -61,7 +61,8 @@ CHART_IMAGES = {
 CHART_PULL_SECRETS = (
     (("imagePullSecrets",), "names"),
     (("sriov-network-operator", "imagePullSecrets"), "names"),
-    (("maintenance-operator-chart", "imagePullSecrets"), "names"),
+    # The maintenance chart writes its value verbatim into the pod spec (toJson), so it needs refs.
+    (("maintenance-operator-chart", "imagePullSecrets"), "refs"),
     (("node-feature-discovery", "imagePullSecrets"), "refs"),
 )
 
@@ -211,7 +212,9 @@ def render_helm_values(cfg=None):
     errs.raise_if_any()
 
     values = {
-        "nfd": {"enabled": cfg["network_operator_nfd_enabled"]},
+        # The chart's NodeFeatureRule is gated on deployNodeFeatureRules, not on nfd.enabled, and its CRD
+        # comes with the NFD sub-chart: without NFD the rule would fail the whole install.
+        "nfd": {"enabled": cfg["network_operator_nfd_enabled"], "deployNodeFeatureRules": cfg["network_operator_nfd_enabled"]},
         "sriovNetworkOperator": {"enabled": cfg["network_operator_sriov_enabled"]},
         "sriov-network-operator": {"operator": {"resourcePrefix": prefix}},
     }

@@ -5,6 +5,7 @@
 a node's allocatable resources are not what the rollout asked for yet. Each helper returns a list
 of human-readable problems, empty when everything is as expected."""
 
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_operator import NCP_NAME
 
 
@@ -34,20 +35,98 @@ def deployments_unavailable(deployments):
     return out
 
 
-def sriov_node_states_pending(states, node_names):
-    """For each expected node, why its SriovNetworkNodeState has not Succeeded (with lastSyncError)."""
+def sriov_node_states_pending(states, expected_nodes):
+    """For each expected node, why its SriovNetworkNodeState does not show the policies applied yet.
+
+    ``expected_nodes`` is the renderer's ``nodes`` list (``node_name`` and the ``interfaces`` each
+    PF must carry); plain node names check ``syncStatus`` only. ``Succeeded`` alone proves nothing:
+    the config daemon reports it for an empty spec, and the operator writes the policies into the
+    state only after the node has reported its interfaces (possibly at its next resync). So the spec
+    must carry each PF with the policies' numVfs and MTU, the status the same numVfs, and the sync
+    must have Succeeded.
+    """
     by_name = {(s.get("metadata") or {}).get("name"): s for s in states or []}
     out = []
-    for node in node_names:
-        st = by_name.get(node)
+    for node in expected_nodes or []:
+        name, wanted = _expected(node)
+        st = by_name.get(name)
         if st is None:
-            out.append("%s: no SriovNetworkNodeState yet (is the sriov-network-config-daemon running on it?)" % node)
+            out.append("%s: no SriovNetworkNodeState yet (is the sriov-network-config-daemon running on it?)" % name)
             continue
-        status = st.get("status") or {}
-        if status.get("syncStatus") != "Succeeded":
-            err = status.get("lastSyncError") or ""
-            out.append("%s: syncStatus=%s%s" % (node, status.get("syncStatus") or "unset", (" lastSyncError: %s" % err) if err else ""))
+        problem = _spec_problem(st, wanted) or _status_problem(st, wanted)
+        if problem:
+            out.append("%s: %s" % (name, problem))
     return out
+
+
+def sriov_node_states_failed(states, expected_nodes):
+    """Nodes whose config daemon has taken the policies in (the spec carries them) and reports Failed.
+
+    A failure against an older spec is not ours and may clear once the new spec arrives; a failure
+    against this spec is reported at once, with ``lastSyncError``, instead of after the sync timeout.
+    """
+    by_name = {(s.get("metadata") or {}).get("name"): s for s in states or []}
+    out = []
+    for node in expected_nodes or []:
+        name, wanted = _expected(node)
+        st = by_name.get(name)
+        status = (st or {}).get("status") or {}
+        if st is not None and status.get("syncStatus") == "Failed" and _spec_problem(st, wanted) is None:
+            out.append("%s: syncStatus=Failed lastSyncError: %s" % (name, status.get("lastSyncError") or "(empty)"))
+    return out
+
+
+def _expected(node):
+    if isinstance(node, str):
+        return node, []
+    return node["node_name"], node.get("interfaces") or []
+
+
+def _by_ifname(interfaces):
+    return {i.get("name"): i for i in interfaces or [] if isinstance(i, dict)}
+
+
+def _spec_problem(state, wanted):
+    spec = _by_ifname((state.get("spec") or {}).get("interfaces"))
+    for w in wanted:
+        have = spec.get(w["name"])
+        if have is None:
+            return "spec.interfaces has no %s yet: the operator has not written the policies into the node state (syncStatus=%s)" % (
+                w["name"],
+                ((state.get("status") or {}).get("syncStatus")) or "unset",
+            )
+        if have.get("numVfs") != w["numVfs"] or have.get("mtu") != w["mtu"]:
+            return "spec.interfaces %s has numVfs=%s mtu=%s, the policies ask for numVfs=%d mtu=%d" % (
+                w["name"],
+                have.get("numVfs"),
+                have.get("mtu"),
+                w["numVfs"],
+                w["mtu"],
+            )
+    return None
+
+
+def _status_problem(state, wanted):
+    status = state.get("status") or {}
+    sync = status.get("syncStatus")
+    if sync != "Succeeded":
+        err = status.get("lastSyncError") or ""
+        return "syncStatus=%s%s" % (sync or "unset", (" lastSyncError: %s" % err) if err else "")
+    reported = _by_ifname(status.get("interfaces"))
+    for w in wanted:
+        have = reported.get(w["name"])
+        if have is None:
+            return "status.interfaces does not report %s" % w["name"]
+        # The daemon raises a PF's MTU to the policy's but never lowers it, so a larger PF MTU is fine.
+        if have.get("numVfs") != w["numVfs"] or (have.get("mtu") or 0) < w["mtu"]:
+            return "status.interfaces %s reports numVfs=%s mtu=%s, expected numVfs=%d and mtu of at least %d" % (
+                w["name"],
+                have.get("numVfs"),
+                have.get("mtu"),
+                w["numVfs"],
+                w["mtu"],
+            )
+    return None
 
 
 def allocatable_mismatches(nodes, expected):
@@ -65,3 +144,23 @@ def allocatable_mismatches(nodes, expected):
             if str(have) != str(want):
                 out.append("%s: allocatable %s is %s, expected %d" % (item["node_name"], resource, "missing" if have is None else have, want))
     return out
+
+
+def managed_orphans(live, rendered):
+    """Objects this collection created (``app.kubernetes.io/managed-by: gpufabric.roce``) that the
+    inventory no longer renders: what pruning deletes. Anything without the label is never returned."""
+    keep = {((o.get("metadata") or {}).get("namespace"), o["kind"], o["metadata"]["name"]) for o in rendered or []}
+    out = []
+    for obj in live or []:
+        meta = obj.get("metadata") or {}
+        if (meta.get("labels") or {}).get(MANAGED_BY_LABEL) != MANAGED_BY_VALUE:
+            continue
+        if (meta.get("namespace"), obj.get("kind"), meta.get("name")) not in keep:
+            out.append(
+                {
+                    "apiVersion": obj.get("apiVersion"),
+                    "kind": obj.get("kind"),
+                    "metadata": {"name": meta.get("name"), "namespace": meta.get("namespace")},
+                }
+            )
+    return sorted(out, key=lambda o: (o["kind"], o["metadata"]["name"]))

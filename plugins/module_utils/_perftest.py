@@ -1,8 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufabric.roce maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Pure logic of the ``perftest`` module: input validation, GID auto-selection from sysfs,
-the command line, the parser of perftest's text output, error classification and thresholds.
+"""Pure logic of the ``perftest`` module: input validation (including what ``extra_args`` may
+carry), GID auto-selection from sysfs, the command line, failure messages and thresholds.  The
+reading of perftest's output lives in ``_perftest_output``.
 
 Nothing here runs a process; ``run()`` takes the runner as an argument so that unit tests can
 feed it captured outputs.  Private to this collection.
@@ -17,6 +18,14 @@ import os
 import re
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import format_error
+from ansible_collections.gpufabric.roce.plugins.module_utils._perftest_output import (  # noqa: F401 (re-exported)
+    MIB,
+    classify,
+    classify_error,
+    collect_warnings,
+    gid_to_ipv4,
+    parse_output,
+)
 
 TESTS = ('ib_write_bw', 'ib_read_bw', 'ib_send_bw', 'ib_write_lat', 'ib_read_lat', 'ib_send_lat')
 BW_TESTS = ('ib_write_bw', 'ib_read_bw', 'ib_send_bw')
@@ -30,8 +39,6 @@ MAX_QPS = 16384
 DURATION_MARGIN = 5
 TIMEOUT_RC = 124
 
-MIB = 1048576.0
-IPV4_MAPPED_PREFIX = '0000:0000:0000:0000:0000:ffff:'
 ZERO_GID = '0000:0000:0000:0000:0000:0000:0000:0000'
 
 
@@ -177,17 +184,6 @@ def _read(path):
         return None
 
 
-def gid_to_ipv4(gid):
-    """``0000:...:ffff:0aff:0001`` -> ``10.255.0.1``; None for any other GID."""
-    if not gid or not gid.lower().startswith(IPV4_MAPPED_PREFIX):
-        return None
-    tail = gid.lower()[len(IPV4_MAPPED_PREFIX):].split(':')
-    if len(tail) != 2 or not all(re.match(r'^[0-9a-f]{4}$', t) for t in tail):
-        return None
-    raw = tail[0] + tail[1]
-    return '.'.join(str(int(raw[i:i + 2], 16)) for i in (0, 2, 4, 6))
-
-
 def read_gid_table(sysfs_root, device, ib_port):
     """Populated GID slots of one port: ``[{index, gid, type, ndev, ipv4}]`` sorted by index.
 
@@ -318,238 +314,6 @@ def build_command(params, gid_index, binary=None, timeout_bin=None):
     if timeout_bin:
         cmd = [timeout_bin, '--kill-after=5', str(params['timeout'])] + cmd
     return cmd
-
-
-# ---------------------------------------------------------------------------------------------
-# parser
-# ---------------------------------------------------------------------------------------------
-
-# preamble keys -> (result key, converter)
-_PREAMBLE_KEYS = {
-    'Dual-port': ('dual_port', 'onoff'),
-    'Device': ('device', 'str'),
-    'Number of qps': ('num_qps', 'int'),
-    'Transport type': ('transport_type', 'str'),
-    'Connection type': ('connection_type', 'str'),
-    'Using SRQ': ('using_srq', 'onoff'),
-    'PCIe relax order': ('pcie_relax_order', 'onoff'),
-    'ibv_wr* API': ('ibv_wr_api', 'onoff'),
-    'TX depth': ('tx_depth', 'int'),
-    'RX depth': ('rx_depth', 'int'),
-    'CQ Moderation': ('cq_moderation', 'int'),
-    'Mtu': ('mtu_bytes', 'bytes'),
-    'Link type': ('link_type', 'str'),
-    'GID index': ('gid_index', 'int'),
-    'Max inline data': ('max_inline_data_bytes', 'bytes'),
-    'Outstand reads': ('outstanding_reads', 'int'),
-    'rdma_cm QPs': ('rdma_cm_qps', 'onoff'),
-    'Data ex. method': ('data_exchange_method', 'str'),
-}
-
-_TITLE_RE = re.compile(r'^\s*(RDMA_Write|RDMA_Read|Send|Atomic)\s+(BW|Latency)\s+Test\s*$')
-_PAIR_RE = re.compile(r'([A-Za-z][^:\t]*?)\s*:\s*(\S+)')
-_ADDR_RE = re.compile(r'^\s*(local|remote) address:\s*LID\s+(\S+)\s+QPN\s+(\S+)\s+PSN\s+(\S+)')
-_GID_RE = re.compile(r'^\s*GID:\s*((?:\d{1,3}:){15}\d{1,3})\s*$')
-
-# result table columns: header regex -> (key, kind)
-_COLUMNS = (
-    (r'#bytes', 'bytes'),
-    (r'#sl', 'sl'),
-    (r'#iterations', 'iterations'),
-    (r'BW peak\[(MB|MiB|Gb)/sec\]', 'bw_peak'),
-    (r'BW average\[(MB|MiB|Gb)/sec\]', 'bw_average'),
-    (r'MsgRate\[Mpps\]', 'msg_rate_mpps'),
-    (r't_min\[usec\]', 't_min_us'),
-    (r't_max\[usec\]', 't_max_us'),
-    (r't_typical\[usec\]', 't_typical_us'),
-    (r't_avg\[usec\]', 't_avg_us'),
-    (r't_stdev\[usec\]', 't_stdev_us'),
-    (r'99% percentile\[usec\]', 't_p99_us'),
-    (r'99\.9% percentile\[usec\]', 't_p99_9_us'),
-    (r'tps average', 'tps_average'),
-    (r'CPU_Util\[%\]', 'cpu_util_pct'),
-)
-_COLUMN_RE = re.compile('|'.join('(?:%s)' % c[0] for c in _COLUMNS))
-_NUMBER_RE = re.compile(r'^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$')
-
-# stderr lines perftest prints while succeeding
-_KNOWN_WARNINGS = (
-    re.compile(r'Device not recognized to implement inline feature'),
-    re.compile(r'Conflicting CPU frequency values detected'),
-    re.compile(r'CPU Frequency is not max'),
-)
-
-
-def _convert(kind, text):
-    if kind == 'int':
-        try:
-            return int(text)
-        except ValueError:
-            return text
-    if kind == 'bytes':
-        m = re.match(r'^(\d+)\[B\]$', text)
-        return int(m.group(1)) if m else text
-    if kind == 'onoff':
-        return {'ON': True, 'OFF': False}.get(text, text)
-    return text
-
-
-def _gid_from_decimal(text):
-    """perftest prints GIDs as 16 decimal bytes; return the sysfs hex form."""
-    octets = [int(x) for x in text.split(':')]
-    return ':'.join('%02x%02x' % (octets[i], octets[i + 1]) for i in range(0, 16, 2))
-
-
-def _parse_header(line):
-    """Column keys of a result table header, with the bandwidth unit; None if not a header."""
-    if '#bytes' not in line:
-        return None
-    keys = []
-    unit = None
-    for m in _COLUMN_RE.finditer(line):
-        text = m.group(0)
-        for pattern, key in _COLUMNS:
-            mm = re.match('^%s$' % pattern, text)
-            if mm:
-                keys.append(key)
-                if key in ('bw_peak', 'bw_average'):
-                    unit = mm.group(1) + '/sec'
-                break
-    if len(keys) < 3:
-        return None
-    return keys, unit
-
-
-def _bw_fields(key, value, unit):
-    """A bandwidth in the header's unit -> the same value in Gb/s and MiB/s.
-
-    perftest's MB is 2^20 bytes (its --help says so), the same as MiB; Gb is 10^9 bits.
-    """
-    if unit == 'Gb/sec':
-        gbps = value
-        mib = value * 1e9 / 8 / MIB
-    else:
-        mib = value
-        gbps = value * MIB * 8 / 1e9
-    return {key + '_gbps': round(gbps, 9), key + '_mib_s': round(mib, 9)}
-
-
-def parse_output(stdout, stderr=''):
-    """Parses one side's perftest output.
-
-    Returns ``{'test_name', 'preamble', 'connection', 'rows', 'metrics', 'bw_unit', 'perftest_warnings'}``;
-    ``metrics`` is the last row (the largest size with ``-a``) or ``{}`` when the output has no table.
-    """
-    preamble = {}
-    connection = {'local': [], 'remote': []}
-    rows = []
-    test_name = None
-    columns = None
-    bw_unit = None
-    last_addr = None
-    for raw in (stdout or '').splitlines():
-        line = raw.rstrip()
-        if not line.strip():
-            continue
-        m = _TITLE_RE.match(line)
-        if m:
-            test_name = '%s %s Test' % (m.group(1), m.group(2))
-            continue
-        m = _ADDR_RE.match(line)
-        if m:
-            last_addr = {'lid': m.group(2), 'qpn': m.group(3), 'psn': m.group(4)}
-            connection[m.group(1)].append(last_addr)
-            continue
-        m = _GID_RE.match(line)
-        if m:
-            if last_addr is not None:
-                gid = _gid_from_decimal(m.group(1))
-                last_addr['gid'] = gid
-                last_addr['gid_ipv4'] = gid_to_ipv4(gid)
-            continue
-        header = _parse_header(line)
-        if header:
-            columns, unit = header
-            bw_unit = unit or bw_unit
-            continue
-        if columns:
-            tokens = line.split()
-            if tokens and all(_NUMBER_RE.match(t) for t in tokens) and len(tokens) == len(columns):
-                rows.append(_row(columns, tokens, bw_unit))
-                continue
-            if line.startswith('-----'):
-                continue
-        if test_name and not rows and ':' in line and not line.lstrip().startswith(('*', '-')):
-            for mm in _PAIR_RE.finditer(line):
-                label = mm.group(1).strip()
-                if label in _PREAMBLE_KEYS:
-                    key, kind = _PREAMBLE_KEYS[label]
-                    preamble[key] = _convert(kind, mm.group(2))
-                else:
-                    preamble[re.sub(r'[^a-z0-9]+', '_', label.lower()).strip('_')] = mm.group(2)
-    warnings = [w.strip() for w in (stderr or '').splitlines() + (stdout or '').splitlines()
-                if any(p.search(w) for p in _KNOWN_WARNINGS)]
-    return {
-        'test_name': test_name,
-        'preamble': preamble,
-        'connection': connection,
-        'rows': rows,
-        'metrics': dict(rows[-1]) if rows else {},
-        'bw_unit': bw_unit,
-        'perftest_warnings': warnings,
-    }
-
-
-def _row(columns, tokens, bw_unit):
-    row = {}
-    for key, token in zip(columns, tokens):
-        if key in ('bytes', 'iterations', 'sl'):
-            row[key] = int(float(token))
-        elif key in ('bw_peak', 'bw_average'):
-            row.update(_bw_fields(key, float(token), bw_unit))
-        else:
-            row[key] = float(token)
-    return row
-
-
-# ---------------------------------------------------------------------------------------------
-# errors
-# ---------------------------------------------------------------------------------------------
-
-# (perftest's own message, hint).  The first pattern found in stderr, then stdout, wins.
-ERROR_PATTERNS = (
-    (re.compile(r'Failed to modify QP \S+ to RTR'),
-     'the QP could not reach the peer through the chosen GID: both sides must use the RoCE v2 GID of the '
-     'interface that carries the route between them (same VLAN/subnet). Use gid_index: auto with netdev set '
-     'to that interface (e.g. the VLAN gateway) on both sides'),
-    (re.compile(r'Found Incompatibility issue with GID types'),
-     'the two sides use GIDs of different types or IP versions (e.g. IPv6 link-local on one side, IPv4-mapped on '
-     'the other, or an empty GID slot). Use gid_index: auto with the same kind of netdev on both sides'),
-    (re.compile(r'Unable to find the Infiniband/RoCE device'),
-     'the RDMA device does not exist on this host: check device against "rdma link show" '
-     '(ansible_facts.rdma.devices) and that the RDMA driver is loaded'),
-    (re.compile(r"Couldn't connect to \S+"),
-     'nothing listens on the server address and TCP port: start the server side first (async) and make sure '
-     'server/port are right and the TCP port is not firewalled'),
-    (re.compile(r'Unable to perform rdma_client function'),
-     'rdma_cm could not connect: the server is not running, or the server address is not on an RDMA-capable '
-     'interface'),
-    (re.compile(r'Unable to query port \S+ attributes'),
-     'the RDMA device has no such port: check ib_port (usually 1)'),
-    (re.compile(r"Couldn't read remote address"),
-     'the peer went away during the exchange: see the failure reported by the other side of this test'),
-)
-
-
-def classify_error(stdout, stderr):
-    """``(perftest's own message line, hint)`` for a failed run, or ``(None, None)``."""
-    for text in (stderr or '', stdout or ''):
-        for pattern, hint in ERROR_PATTERNS:
-            for line in text.splitlines():
-                m = pattern.search(line)
-                if m:
-                    return line.strip(), hint
-    return None, None
 
 
 def _stderr_summary(stderr, limit=6):

@@ -1,8 +1,12 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufabric.roce maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Derive a node's vlan_gateway arguments from the shared roce_* inventory variables
-(see docs/inventory.md). Pure logic behind the gpufabric.roce.vlan_gateway_plan filter."""
+"""Derive the nodes' vlan_gateway arguments from the shared roce_* inventory variables
+(see docs/inventory.md). Pure logic behind the gpufabric.roce.vlan_gateway_fabric and
+gpufabric.roce.vlan_gateway_plan filters.
+
+At fleet scale the whole group is validated once (``fabric_table``: O(N log N), every problem
+reported at once) and each node then reads its own slice (``gateway_args``: O(N) for its routes)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -14,6 +18,30 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._common import Gpuf
 
 DEFAULT_VLAN_ID = 100
 DEFAULT_MTU = 9000
+FABRIC_KIND = 'vlan_gateway_fabric'
+# Enough to fix a systematic mistake (a wrong group_vars line hits every node) without
+# flooding the terminal with 1,000 identical lines.
+MAX_LISTED = 20
+
+
+class FabricErrors(GpufabricError):
+    """Several nodes are wrong: one line per problem, each naming host, field, value and fix."""
+
+    def __init__(self, errors):
+        first = errors[0]
+        self.errors = list(errors)
+        self.host, self.field, self.value, self.problem, self.fix = first.host, first.field, first.value, first.problem, first.fix
+        lines = ['%s' % e for e in errors[:MAX_LISTED]]
+        if len(errors) > MAX_LISTED:
+            lines.append('... and %d more problems of the same kinds' % (len(errors) - MAX_LISTED))
+        Exception.__init__(self, '%d problems in the pod network of the nodes:\n%s' % (len(errors), '\n'.join(lines)))
+
+
+def _raise(errors):
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise FabricErrors(errors)
 
 
 def _get(hostvars, host, key, default=None):
@@ -62,45 +90,122 @@ def node_fabric(hostvars, host):
                              'write the plain address, e.g. %s' % next(subnet.hosts(), subnet.network_address)) from None
     if gateway not in subnet:
         raise GpufabricError(host, 'roce_pod_gateway', raw_gw, 'is outside roce_pod_subnet %s' % subnet,
-                             'set roce_pod_gateway to a host address inside %s, e.g. %s' % (subnet, list(subnet.hosts())[-1]))
+                             'set roce_pod_gateway to a host address inside %s, e.g. %s' % (subnet, _last_host(subnet)))
     if subnet.version == 4 and subnet.prefixlen < 31 and gateway in (subnet.network_address, subnet.broadcast_address):
         raise GpufabricError(host, 'roce_pod_gateway', raw_gw, 'is the network or broadcast address of %s' % subnet,
-                             'use a host address of %s, e.g. %s' % (subnet, list(subnet.hosts())[-1]))
+                             'use a host address of %s, e.g. %s' % (subnet, _last_host(subnet)))
     return {'pf': '%s' % pf, 'vlan_id': vlan_id, 'mtu': mtu, 'subnet': subnet, 'gateway': gateway}
+
+
+def _last_host(subnet):
+    # list(subnet.hosts()) would build 65k addresses for a /16; the last host is arithmetic.
+    if subnet.num_addresses <= 2:
+        return subnet[-1]
+    return subnet[-2] if subnet.version == 4 else subnet[-1]
+
+
+def _overlaps(nodes, fabric):
+    """Every node whose pod subnet overlaps an earlier one, by one sweep over the sorted subnets.
+
+    CIDR blocks are nested or disjoint, so after sorting by first address a block overlaps the
+    group iff it starts before the furthest end seen so far: O(N log N), not N^2 comparisons."""
+    order = {n: i for i, n in enumerate(nodes)}
+    errors = []
+    cur = None  # (version, last address, node) with the furthest end so far
+    for node in sorted(nodes, key=lambda n: (fabric[n]['subnet'].version, int(fabric[n]['subnet'].network_address), order[n])):
+        net = fabric[node]['subnet']
+        first, last = int(net.network_address), int(net.broadcast_address)
+        if cur is not None and cur[0] == net.version and first <= cur[1]:
+            a, b = sorted((cur[2], node), key=order.get)
+            errors.append(GpufabricError(b, 'roce_pod_subnet', '%s' % fabric[b]['subnet'],
+                                         'overlaps roce_pod_subnet %s of %s' % (fabric[a]['subnet'], a),
+                                         'give every node of roce_nodes a disjoint pod subnet, e.g. consecutive /30s'))
+        if cur is None or cur[0] != net.version or last > cur[1]:
+            cur = (net.version, last, node)
+    return sorted(errors, key=lambda e: order[e.host])
+
+
+def _vlan_errors(nodes, fabric):
+    """Nodes whose VLAN differs from the one most nodes use (ties: the first node's)."""
+    counts = {}
+    for n in nodes:
+        counts[fabric[n]['vlan_id']] = counts.get(fabric[n]['vlan_id'], 0) + 1
+    first_of = {}
+    for n in nodes:
+        first_of.setdefault(fabric[n]['vlan_id'], n)
+    vlan = max(counts, key=lambda v: (counts[v], -nodes.index(first_of[v])))
+    ref = first_of[vlan]
+    others = counts[vlan] - 1
+    where = '%s and %d other node%s' % (ref, others, '' if others == 1 else 's') if others else ref
+    return [GpufabricError(n, 'roce_vlan_id', fabric[n]['vlan_id'], 'differs from roce_vlan_id %d of %s' % (vlan, where),
+                           'use one roce_vlan_id for all roce_nodes (set it in group_vars/roce_nodes)')
+            for n in nodes if fabric[n]['vlan_id'] != vlan]
+
+
+def fabric_table(hostvars, nodes=None):
+    """Validate the pod network of every node once; the result is what each node's plan reads.
+
+    ``hostvars``: mapping host -> variables (Ansible's ``hostvars``); ``nodes``: the hosts of group
+    roce_nodes (default: every key of ``hostvars``). Raises GpufabricError (one problem) or
+    FabricErrors (several, one line each). Returns JSON-friendly data:
+    ``{'kind': 'vlan_gateway_fabric', 'vlan_id': 100, 'nodes': {host: {pf, vlan_id, mtu, subnet, gateway}}}``."""
+    nodes = list(nodes) if nodes is not None else list(hostvars.keys())
+    fabric, errors = {}, []
+    for n in nodes:
+        try:
+            fabric[n] = node_fabric(hostvars, n)
+        except GpufabricError as exc:
+            errors.append(exc)
+    _raise(errors)
+    _raise(_overlaps(nodes, fabric) + _vlan_errors(nodes, fabric) if nodes else [])
+    return {
+        'kind': FABRIC_KIND,
+        'vlan_id': fabric[nodes[0]]['vlan_id'] if nodes else None,
+        'nodes': {n: {'pf': f['pf'], 'vlan_id': f['vlan_id'], 'mtu': f['mtu'], 'subnet': '%s' % f['subnet'],
+                      'gateway': '%s' % f['gateway']} for n, f in fabric.items()},
+    }
+
+
+def is_fabric_table(data):
+    return isinstance(data, dict) and data.get('kind') == FABRIC_KIND and isinstance(data.get('nodes'), dict)
+
+
+def gateway_args(table, host):
+    """vlan_gateway arguments of ``host`` from a validated ``fabric_table``: its gateway address on
+    ``<pf>.<vlan>`` and an onlink route to every other node's pod subnet via that node's gateway."""
+    nodes = table['nodes']
+    if host not in nodes:
+        raise GpufabricError(host, 'host', host, 'is not in roce_nodes (%s)' % _names(nodes),
+                             'add the host to group roce_nodes or call the filter only for its members')
+    me = nodes[host]
+    return {
+        'pf': me['pf'],
+        'vlan_id': me['vlan_id'],
+        'name': '%s.%d' % (me['pf'], me['vlan_id']),
+        'mtu': me['mtu'],
+        'addresses': ['%s/%s' % (me['gateway'], me['subnet'].rsplit('/', 1)[1])],
+        'routes': [{'dst': f['subnet'], 'via': f['gateway'], 'onlink': True} for n, f in nodes.items() if n != host],
+    }
+
+
+def _names(nodes):
+    names = list(nodes)
+    if len(names) > 10:
+        return '%s, ... %d nodes in all' % (', '.join(names[:10]), len(names))
+    return ', '.join(names)
 
 
 def vlan_gateway_plan(hostvars, host, nodes=None):
     """vlan_gateway arguments of ``host``: its gateway address on ``<pf>.<vlan>`` and an onlink
     route to every other node's pod subnet via that node's gateway.
 
-    ``hostvars``: mapping host -> variables (Ansible's ``hostvars``); ``nodes``: the hosts of
-    group roce_nodes (default: every key of ``hostvars``)."""
+    ``hostvars``: mapping host -> variables (Ansible's ``hostvars``), or a ``fabric_table`` result
+    (then ``nodes`` is ignored and nothing is validated again); ``nodes``: the hosts of group
+    roce_nodes (default: every key of ``hostvars``)."""
+    if is_fabric_table(hostvars):
+        return gateway_args(hostvars, host)
     nodes = list(nodes) if nodes is not None else list(hostvars.keys())
     if host not in nodes:
-        raise GpufabricError(host, 'host', host, 'is not in roce_nodes (%s)' % ', '.join(nodes),
+        raise GpufabricError(host, 'host', host, 'is not in roce_nodes (%s)' % _names(nodes),
                              'add the host to group roce_nodes or call the filter only for its members')
-    fabric = {n: node_fabric(hostvars, n) for n in nodes}
-    for i, a in enumerate(nodes):
-        for b in nodes[i + 1:]:
-            if fabric[a]['subnet'].version == fabric[b]['subnet'].version and fabric[a]['subnet'].overlaps(fabric[b]['subnet']):
-                raise GpufabricError(b, 'roce_pod_subnet', '%s' % fabric[b]['subnet'],
-                                     'overlaps roce_pod_subnet %s of %s' % (fabric[a]['subnet'], a),
-                                     'give every node of roce_nodes a disjoint pod subnet, e.g. consecutive /30s')
-    me = fabric[host]
-    for other in nodes:
-        if fabric[other]['vlan_id'] != me['vlan_id']:
-            raise GpufabricError(other, 'roce_vlan_id', fabric[other]['vlan_id'], 'differs from roce_vlan_id %d of %s' % (me['vlan_id'], host),
-                                 'use one roce_vlan_id for all roce_nodes (set it in group_vars/roce_nodes)')
-    routes = []
-    for other in nodes:
-        if other == host:
-            continue
-        routes.append({'dst': '%s' % fabric[other]['subnet'], 'via': '%s' % fabric[other]['gateway'], 'onlink': True})
-    return {
-        'pf': me['pf'],
-        'vlan_id': me['vlan_id'],
-        'name': '%s.%d' % (me['pf'], me['vlan_id']),
-        'mtu': me['mtu'],
-        'addresses': ['%s/%d' % (me['gateway'], me['subnet'].prefixlen)],
-        'routes': routes,
-    }
+    return gateway_args(fabric_table(hostvars, nodes), host)

@@ -33,6 +33,8 @@ def test_all_filters_are_exposed():
         "ncp_unready_components",
         "deployments_unavailable",
         "sriov_node_states_pending",
+        "sriov_node_states_failed",
+        "k8s_managed_orphans",
         "allocatable_mismatches",
     }
 

@@ -446,7 +446,7 @@ def test_input_is_not_mutated():
 
 def test_helm_values_defaults():
     assert op.render_helm_values({}) == {
-        "nfd": {"enabled": True},
+        "nfd": {"enabled": True, "deployNodeFeatureRules": True},
         "sriovNetworkOperator": {"enabled": True},
         "sriov-network-operator": {"operator": {"resourcePrefix": "nvidia.com"}},
     }
@@ -480,6 +480,14 @@ def test_airgap_relocates_every_chart_image_and_sets_pull_secrets():
     assert values["imagePullSecrets"] == ["pull"]
     assert values["sriov-network-operator"]["imagePullSecrets"] == ["pull"]
     assert values["node-feature-discovery"]["imagePullSecrets"] == [{"name": "pull"}]
+    # The maintenance chart puts its value verbatim into the pod spec: plain names would fail there.
+    assert values["maintenance-operator-chart"]["imagePullSecrets"] == [{"name": "pull"}]
+
+
+def test_nfd_off_also_turns_off_the_node_feature_rule():
+    """The chart's NodeFeatureRule is gated on nfd.deployNodeFeatureRules; its CRD comes with the NFD sub-chart."""
+    values = op.render_helm_values({"network_operator_nfd_enabled": False})
+    assert values["nfd"] == {"enabled": False, "deployNodeFeatureRules": False}
 
 
 def test_airgap_table_covers_every_image_key_of_the_shared_chart_values():
@@ -650,15 +658,118 @@ def test_deployments_unavailable():
     assert status.deployments_unavailable(deps) == ["slow: 1/2 available", "new: 0/1 available"]
 
 
-def test_sriov_node_states_pending_reports_last_sync_error():
-    states = [
-        {"metadata": {"name": "node1"}, "status": {"syncStatus": "Succeeded"}},
-        {"metadata": {"name": "node2"}, "status": {"syncStatus": "Failed", "lastSyncError": "numVfs 8 > totalvfs 4"}},
+def _state(name, sync, spec_ifaces=None, status_ifaces=None, error=None):
+    st = {"metadata": {"name": name}, "spec": {}, "status": {"syncStatus": sync}}
+    if spec_ifaces is not None:
+        st["spec"]["interfaces"] = spec_ifaces
+    if status_ifaces is not None:
+        st["status"]["interfaces"] = status_ifaces
+    if error:
+        st["status"]["lastSyncError"] = error
+    return st
+
+
+_WANT = [{"node_name": "node1", "interfaces": [{"name": PF, "numVfs": 8, "mtu": 9000}]}]
+_SPEC = [{"name": PF, "numVfs": 8, "mtu": 9000, "vfGroups": [{"resourceName": "roce_node1", "vfRange": "0-7"}]}]
+
+
+def test_empty_spec_succeeded_is_not_synced():
+    """What the config daemon reports before the operator has written the policies into the state."""
+    states = [_state("node1", "Succeeded", status_ifaces=[{"name": PF, "numVfs": 0, "mtu": 1500}])]
+    assert status.sriov_node_states_pending(states, _WANT) == [
+        "node1: spec.interfaces has no enp157s0np0 yet: the operator has not written the policies into the node state (syncStatus=Succeeded)"
     ]
-    assert status.sriov_node_states_pending(states, ["node1", "node2", "node3"]) == [
-        "node2: syncStatus=Failed lastSyncError: numVfs 8 > totalvfs 4",
-        "node3: no SriovNetworkNodeState yet (is the sriov-network-config-daemon running on it?)",
+    assert status.sriov_node_states_failed(states, _WANT) == []
+
+
+def test_spec_written_but_daemon_still_working_is_pending():
+    states = [_state("node1", "InProgress", _SPEC, [{"name": PF, "numVfs": 0, "mtu": 1500}])]
+    assert status.sriov_node_states_pending(states, _WANT) == ["node1: syncStatus=InProgress"]
+
+
+def test_spec_with_other_numvfs_or_mtu_is_pending():
+    states = [_state("node1", "Succeeded", [dict(_SPEC[0], numVfs=4)], [{"name": PF, "numVfs": 4, "mtu": 9000}])]
+    assert status.sriov_node_states_pending(states, _WANT) == [
+        "node1: spec.interfaces enp157s0np0 has numVfs=4 mtu=9000, the policies ask for numVfs=8 mtu=9000"
     ]
+
+
+def test_succeeded_needs_the_vfs_in_status_too():
+    states = [_state("node1", "Succeeded", _SPEC, [{"name": PF, "numVfs": 0, "mtu": 9000}])]
+    assert status.sriov_node_states_pending(states, _WANT) == [
+        "node1: status.interfaces enp157s0np0 reports numVfs=0 mtu=9000, expected numVfs=8 and mtu of at least 9000"
+    ]
+
+
+def test_synced_node_passes_and_a_larger_pf_mtu_is_fine():
+    states = [_state("node1", "Succeeded", _SPEC, [{"name": PF, "numVfs": 8, "mtu": 9216}])]
+    assert status.sriov_node_states_pending(states, _WANT) == []
+
+
+def test_failed_on_our_spec_is_reported_at_once_with_the_error():
+    states = [_state("node1", "Failed", _SPEC, [{"name": PF, "numVfs": 0, "mtu": 1500}], error="numVfs 8 > totalvfs 4")]
+    assert status.sriov_node_states_failed(states, _WANT) == ["node1: syncStatus=Failed lastSyncError: numVfs 8 > totalvfs 4"]
+    assert status.sriov_node_states_pending(states, _WANT) == ["node1: syncStatus=Failed lastSyncError: numVfs 8 > totalvfs 4"]
+
+
+def test_failed_on_an_older_spec_is_not_ours_yet():
+    states = [_state("node1", "Failed", [], error="old failure")]
+    assert status.sriov_node_states_failed(states, _WANT) == []
+
+
+def test_missing_node_state_and_plain_names():
+    states = [_state("node1", "Succeeded")]
+    assert status.sriov_node_states_pending(states, ["node1", "node3"]) == [
+        "node3: no SriovNetworkNodeState yet (is the sriov-network-config-daemon running on it?)"
+    ]
+
+
+def test_managed_orphans_prunes_only_what_the_collection_created():
+    rendered = render()["policies"]
+    label = {"app.kubernetes.io/managed-by": "gpufabric.roce"}
+
+    def live(name, labels):
+        return {
+            "apiVersion": "sriovnetwork.openshift.io/v1",
+            "kind": "SriovNetworkNodePolicy",
+            "metadata": {"name": name, "namespace": "nvidia-network-operator", "labels": labels},
+        }
+
+    objs = [
+        live("roce-node1", label),
+        live("roce-node2", label),
+        live("roce-node3", label),
+        live("hand-made", {}),
+        live("other", {"app.kubernetes.io/managed-by": "helm"}),
+    ]
+    assert status.managed_orphans(objs, rendered) == [
+        {
+            "apiVersion": "sriovnetwork.openshift.io/v1",
+            "kind": "SriovNetworkNodePolicy",
+            "metadata": {"name": "roce-node3", "namespace": "nvidia-network-operator"},
+        }
+    ]
+    assert status.managed_orphans(objs, []) == [
+        {"apiVersion": "sriovnetwork.openshift.io/v1", "kind": "SriovNetworkNodePolicy", "metadata": {"name": n, "namespace": "nvidia-network-operator"}}
+        for n in ("roce-node1", "roce-node2", "roce-node3")
+    ]
+
+
+def test_host_vf_mode_marks_the_policy_externally_managed():
+    hv = reference_hostvars()
+    hv["node1"]["roce_vf_mode"] = "host"
+    out = render(hv)
+    assert out["policies"][0]["spec"]["externallyManaged"] is True
+    assert "externallyManaged" not in out["policies"][1]["spec"]
+
+
+def test_unknown_vf_mode_is_refused():
+    hv = reference_hostvars()
+    hv["node2"]["roce_vf_mode"] = "hots"
+    assert (
+        "node2: roce_vf_mode=\"hots\": must be 'operator' or 'host'. Fix: set roce_vf_mode to 'operator' "
+        "(the sriov-network-operator creates the VFs) or 'host' (sriov_vf creates them)"
+    ) in str(errors_of(hv))
 
 
 def test_allocatable_mismatches():

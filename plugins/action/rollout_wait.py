@@ -1,0 +1,88 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin of gpufabric.roce.rollout_wait: poll the cluster with one line of progress per poll."""
+
+import time
+
+from ansible.plugins.action import ActionBase
+from ansible.utils.display import Display
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_wait import judge, reads_for
+
+display = Display()
+
+ARGUMENT_SPEC = {
+    "check": {"type": "str", "required": True, "choices": ["nic_cluster_policy", "sriov_sync"]},
+    "namespace": {"type": "str", "required": True},
+    "expected": {"type": "list", "elements": "dict", "default": []},
+    "timeout": {"type": "int", "default": 900},
+    "interval": {"type": "int", "default": 10},
+    "kubeconfig": {"type": "raw", "no_log": True},
+    "context": {"type": "str"},
+}
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(ARGUMENT_SPEC)
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        _validation, args = self.validate_argument_spec(
+            argument_spec=ARGUMENT_SPEC,
+            required_if=[("check", "sriov_sync", ("expected",))],
+        )
+        if args["timeout"] < 1 or args["interval"] < 1:
+            result.update(failed=True, msg="timeout and interval must be positive whole seconds (got %s, %s)" % (args["timeout"], args["interval"]))
+            return result
+        if self._task.check_mode:
+            # Check mode applied nothing, so there is nothing to converge to.
+            result.update(changed=False, skipped=True, msg="check mode: nothing was applied, so nothing to wait for")
+            return result
+        return self._poll(result, args, task_vars)
+
+    def _poll(self, result, args, task_vars):
+        check, expected = args["check"], args["expected"]
+        reads = reads_for(check, args["namespace"], expected)
+        auth = {k: args[k] for k in ("kubeconfig", "context") if args.get(k)}
+        start = time.monotonic()
+        polls = 0
+        while True:
+            polls += 1
+            resources, error = {}, None
+            for name, query in reads.items():
+                found, error = self._read(dict(query, **auth), task_vars)
+                if error:
+                    break
+                resources[name] = found
+            elapsed = int(time.monotonic() - start)
+            if error:
+                # A kind whose CRD the chart has not installed yet, or a brief API outage: keep polling.
+                summary, verdict = "read failed: %s" % error, None
+            else:
+                verdict = judge(check, resources, expected)
+                summary = verdict.summary
+            display.display("%s: poll %d, %ds of %ds: %s" % (check, polls, elapsed, args["timeout"], summary))
+            if verdict is not None and verdict.failed:
+                result.update(failed=True, polls=polls, elapsed=elapsed, problems=verdict.failed, msg="%s failed: %s" % (check, "; ".join(verdict.failed)))
+                return result
+            if verdict is not None and verdict.done:
+                result.update(changed=False, polls=polls, elapsed=elapsed, problems=[], msg="%s: %s" % (check, summary))
+                return result
+            if elapsed + args["interval"] > args["timeout"]:
+                problems = verdict.pending if verdict is not None else [summary]
+                result.update(
+                    failed=True,
+                    polls=polls,
+                    elapsed=elapsed,
+                    problems=problems,
+                    msg="%s not reached after %ds: %s" % (check, elapsed, "; ".join(problems)),
+                )
+                return result
+            time.sleep(args["interval"])
+
+    def _read(self, query, task_vars):
+        res = self._execute_module(module_name="kubernetes.core.k8s_info", module_args=query, task_vars=task_vars)
+        if res.get("failed"):
+            return None, res.get("msg") or "kubernetes.core.k8s_info failed"
+        return res.get("resources") or [], None

@@ -1,0 +1,134 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type  # noqa: UP001
+
+DOCUMENTATION = r"""
+---
+module: rollout_wait
+short_description: Wait for the network operator or the SR-IOV sync, with one line of progress per poll
+version_added: "0.1.0"
+description:
+  - Polls the cluster through M(kubernetes.core.k8s_info) until the rollout has converged, printing one
+    progress line per poll (what is ready, what is still pending and why), and fails with the reason when
+    the timeout passes or when a node reports a failure that will not clear by itself.
+  - C(check=nic_cluster_policy) waits until the NicClusterPolicy C(nic-cluster-policy) reports
+    C(status.state=ready) with every C(appliedStates) entry ready, and every Deployment of O(namespace) is available.
+  - C(check=sriov_sync) waits until every node of O(expected) has a SriovNetworkNodeState whose
+    C(spec.interfaces) carry each PF with the policies' numVfs and MTU, whose C(status.interfaces) report those
+    VFs, and whose C(syncStatus) is C(Succeeded); then until each node's C(status.allocatable) has the VFs of
+    every resource. The config daemon reports C(Succeeded) for an empty spec before the operator has written
+    the policies into the state, so C(Succeeded) alone is never taken as synced.
+  - A node whose state carries these policies and reports C(syncStatus=Failed) fails the task at once, with
+    its C(lastSyncError) and the node's name.
+  - This is an action plugin; the module file only holds the documentation. In check mode it waits for nothing.
+author:
+  - gpufabric.roce maintainers (@gpufabric)
+options:
+  check:
+    description: What to wait for.
+    type: str
+    required: true
+    choices: [nic_cluster_policy, sriov_sync]
+  namespace:
+    description: The network-operator namespace (Deployments, SriovNetworkNodeStates).
+    type: str
+    required: true
+  expected:
+    description:
+      - For C(check=sriov_sync), the C(nodes) list returned by the P(gpufabric.roce.sriov_manifests#filter)
+        filter, each with C(node_name), C(interfaces) (C(name), C(numVfs), C(mtu)) and C(resources)
+        (resource name to VF count). Nodes without C(resources) skip the allocatable check.
+    type: list
+    elements: dict
+    default: []
+  timeout:
+    description: Seconds to wait in all, for the sync and the allocatable resources together.
+    type: int
+    default: 900
+  interval:
+    description: Seconds between polls.
+    type: int
+    default: 10
+  kubeconfig:
+    description: Path to a kubeconfig, or its content as a mapping (never logged). Passed to M(kubernetes.core.k8s_info).
+    type: raw
+  context:
+    description: The kubeconfig context to use.
+    type: str
+attributes:
+  check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
+    support: full
+    details: Waits for nothing in check mode, since nothing was applied.
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    support: none
+  platform:
+    description: Target OS/families that can be operated against.
+    support: N/A
+    platforms: posix
+requirements:
+  - kubernetes.core (the C(kubernetes) Python package on the host the task runs on)
+"""
+
+EXAMPLES = r"""
+- name: Wait for the NicClusterPolicy and the operator deployments
+  gpufabric.roce.rollout_wait:
+    check: nic_cluster_policy
+    namespace: nvidia-network-operator
+    timeout: 900
+
+- name: Wait until every node has taken the SR-IOV policies in and publishes its VFs
+  gpufabric.roce.rollout_wait:
+    check: sriov_sync
+    namespace: nvidia-network-operator
+    expected: "{{ rendered.nodes }}"
+    timeout: 1800
+    interval: 20
+"""
+
+RETURN = r"""
+polls:
+  description: How many times the cluster was read.
+  returned: unless skipped in check mode
+  type: int
+  sample: 4
+elapsed:
+  description: Seconds spent waiting.
+  returned: unless skipped in check mode
+  type: int
+  sample: 61
+problems:
+  description: What was still not as expected when the task ended (empty on success).
+  returned: unless skipped in check mode
+  type: list
+  elements: str
+  sample: ["node2: syncStatus=Failed lastSyncError: numVfs 8 > totalvfs 4"]
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            check=dict(type="str", required=True, choices=["nic_cluster_policy", "sriov_sync"]),
+            namespace=dict(type="str", required=True),
+            expected=dict(type="list", elements="dict", default=[]),
+            timeout=dict(type="int", default=900),
+            interval=dict(type="int", default=10),
+            kubeconfig=dict(type="raw", no_log=True),
+            context=dict(type="str"),
+        ),
+        supports_check_mode=True,
+    )
+    module.fail_json(msg="gpufabric.roce.rollout_wait runs as an action plugin on the controller; this module file only holds its documentation")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,72 @@
+"""Unit tests of plugins/module_utils/_k8s_wait.py: what each poll reads and how it is judged."""
+
+from test_k8s_render import PF, render
+
+from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_wait as w
+
+
+def _synced_state(name, num_vfs=8, mtu=9000):
+    iface = {"name": PF, "numVfs": num_vfs, "mtu": mtu}
+    return {"metadata": {"name": name}, "spec": {"interfaces": [iface]}, "status": {"syncStatus": "Succeeded", "interfaces": [iface]}}
+
+
+def _node(name, alloc):
+    return {"metadata": {"name": name}, "status": {"allocatable": alloc}}
+
+
+def test_sriov_reads_states_and_nodes_when_resources_are_expected():
+    expected = render()["nodes"]
+    reads = w.reads_for("sriov_sync", "nvidia-network-operator", expected)
+    assert reads == {
+        "states": {"api_version": "sriovnetwork.openshift.io/v1", "kind": "SriovNetworkNodeState", "namespace": "nvidia-network-operator"},
+        "nodes": {"api_version": "v1", "kind": "Node"},
+    }
+    no_resources = [dict(n, resources={}) for n in expected]
+    assert set(w.reads_for("sriov_sync", "ns", no_resources)) == {"states"}
+
+
+def test_sriov_waits_for_allocatable_after_the_sync():
+    expected = render()["nodes"]
+    states = [_synced_state("node1"), _synced_state("node2")]
+    nodes = [_node("node1", {"nvidia.com/roce_node1": "8"}), _node("node2", {})]
+    verdict = w.judge("sriov_sync", {"states": states, "nodes": nodes}, expected)
+    assert not verdict.done and not verdict.failed
+    assert verdict.summary == "2/2 nodes synced, 1/2 with the VFs allocatable: node2: allocatable nvidia.com/roce_node2 is missing, expected 8"
+    nodes[1] = _node("node2", {"nvidia.com/roce_node2": "8"})
+    verdict = w.judge("sriov_sync", {"states": states, "nodes": nodes}, expected)
+    assert verdict.done
+    assert verdict.summary == "2/2 nodes synced, 2/2 with the VFs allocatable"
+
+
+def test_sriov_empty_spec_succeeded_is_pending_not_done():
+    expected = render()["nodes"]
+    empty = [{"metadata": {"name": n}, "spec": {}, "status": {"syncStatus": "Succeeded"}} for n in ("node1", "node2")]
+    verdict = w.judge("sriov_sync", {"states": empty, "nodes": []}, expected)
+    assert not verdict.done and not verdict.failed
+    assert verdict.summary.startswith("0/2 nodes synced, 0/2 with the VFs allocatable: node1: spec.interfaces has no enp157s0np0 yet")
+
+
+def test_sriov_failed_node_stops_the_wait_with_its_error():
+    expected = render()["nodes"]
+    failed = _synced_state("node2")
+    failed["status"] = {"syncStatus": "Failed", "lastSyncError": "cannot allocate VFs"}
+    verdict = w.judge("sriov_sync", {"states": [_synced_state("node1"), failed], "nodes": []}, expected)
+    assert verdict.failed == ["node2: syncStatus=Failed lastSyncError: cannot allocate VFs"]
+    assert not verdict.done
+
+
+def test_progress_line_counts_what_it_does_not_show():
+    expected = [{"node_name": "n%d" % i, "interfaces": [], "resources": {}} for i in range(10)]
+    verdict = w.judge("sriov_sync", {"states": []}, expected)
+    assert verdict.summary.endswith("(+7 more)")
+    assert len(verdict.pending) == 10
+
+
+def test_ncp_needs_ready_policy_and_available_deployments():
+    ncp = {"status": {"state": "ready", "appliedStates": [{"name": "state-multus-cni", "state": "ready"}]}}
+    deps = [{"metadata": {"name": "network-operator"}, "spec": {"replicas": 1}, "status": {"availableReplicas": 1}}]
+    assert w.judge("nic_cluster_policy", {"ncp": [ncp], "deployments": deps}, []).done
+    verdict = w.judge("nic_cluster_policy", {"ncp": [], "deployments": deps}, [])
+    assert verdict.summary == "NicClusterPolicy absent, deployments 1/1 available: NicClusterPolicy nic-cluster-policy not found"
+    verdict = w.judge("nic_cluster_policy", {"ncp": [ncp], "deployments": []}, [])
+    assert verdict.pending == ["no Deployment in the operator namespace yet (is the Helm release installed there?)"]
