@@ -69,6 +69,10 @@ def rdma_verify_pod_manifests(nodes, settings):
     return _rdma_report.pod_manifests(list(nodes), dict(settings))
 
 
+def rdma_pod_placement(results, pods):
+    return _rdma_report.pod_placement(results, pods)
+
+
 def rdma_pod_net1_address(pod, interface='net1'):
     return _rdma_report.pod_net1_address(pod, interface)
 
@@ -85,4 +89,5 @@ class FilterModule:
             'rdma_report_junit': _wrap(rdma_report_junit),
             'rdma_verify_pod_manifests': _wrap(rdma_verify_pod_manifests),
             'rdma_pod_net1_address': _wrap(rdma_pod_net1_address),
+            'rdma_pod_placement': _wrap(rdma_pod_placement),
         }

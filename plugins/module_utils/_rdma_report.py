@@ -259,8 +259,9 @@ def _slug(text):
 
 
 def pod_manifests(nodes, settings):
-    """One test pod per node, pinned with nodeName, with the Multus network annotation, the node's
-    SR-IOV resource, IPC_LOCK, and an image chosen by variable.
+    """One test pod per node, with the Multus network annotation, the node's SR-IOV resource, IPC_LOCK,
+    and an image chosen by variable. Each pod selects its node by ``kubernetes.io/hostname`` instead of
+    naming it, so kube-scheduler places it and checks that the node really offers the VF it requests.
 
     ``nodes``: ``[{'host', 'node_name', 'network', 'resource'}]``; ``settings``: ``{'namespace', 'image',
     'image_pull_policy', 'image_pull_secrets', 'name_prefix', 'command', 'labels'}``.
@@ -294,7 +295,7 @@ def pod_manifests(nodes, settings):
             'resources': {'requests': {n['resource']: '1'}, 'limits': {n['resource']: '1'}},
         }
         spec = {
-            'nodeName': n['node_name'],
+            'nodeSelector': {'kubernetes.io/hostname': n['node_name']},
             'restartPolicy': 'Never',
             'terminationGracePeriodSeconds': 1,
             'containers': [container],
@@ -312,6 +313,44 @@ def pod_manifests(nodes, settings):
             },
             'spec': spec,
         })
+    return out
+
+
+def pod_placement(results, pods):
+    """Where each test pod landed. ``results``: the looped k8s_info (wait Ready) results; ``pods``: the manifests.
+
+    Per pod: ``pod``, ``node`` (wanted), ``placed_on`` (spec.nodeName the scheduler bound it to), ``ready``,
+    ``resource`` (the SR-IOV resource it requested), ``ok`` and a one-line ``line``; a pod that was not
+    scheduled carries the scheduler's reason (its PodScheduled condition), e.g. Insufficient nvidia.com/...
+    """
+    by_name = {}
+    for r in results or []:
+        found = (r or {}).get('resources') or []
+        if found:
+            by_name[found[0].get('metadata', {}).get('name')] = found[0]
+    out = []
+    for manifest in pods or []:
+        name = manifest['metadata']['name']
+        want = manifest['spec']['nodeSelector']['kubernetes.io/hostname']
+        resource = next(iter(manifest['spec']['containers'][0]['resources']['requests']), '')
+        live = by_name.get(name) or {}
+        placed = (live.get('spec') or {}).get('nodeName') or ''
+        conditions = {c.get('type'): c for c in (live.get('status') or {}).get('conditions') or []}
+        ready = (conditions.get('Ready') or {}).get('status') == 'True'
+        ok = ready and placed == want
+        if not live:
+            why = 'not found'
+        elif not placed:
+            sched = conditions.get('PodScheduled') or {}
+            why = 'not scheduled: %s' % (sched.get('message') or sched.get('reason') or 'no reason given yet')
+        elif placed != want:
+            why = 'scheduled on %s instead of %s' % (placed, want)
+        elif not ready:
+            why = 'on %s but not Ready (phase %s)' % (placed, (live.get('status') or {}).get('phase') or 'unknown')
+        else:
+            why = 'Ready on %s with 1 %s' % (placed, resource)
+        out.append({'pod': name, 'node': want, 'placed_on': placed or None, 'ready': ready, 'resource': resource, 'ok': ok,
+                    'line': '%s: %s' % (name, why)})
     return out
 
 

@@ -39,9 +39,9 @@ def test_render_and_validate(tmp_path):
     assert os.path.exists(os.path.join(str(tmp_path), 'rdma-verify-pods.yaml')), run.stdout[-4000:]
     with open(os.path.join(str(tmp_path), 'rdma-verify-pods.yaml')) as f:
         pods = [d for d in yaml.safe_load_all(f) if d]
-    assert [p['spec']['nodeName'] for p in pods] == ['node1', 'node2']
+    assert [p['spec']['nodeSelector']['kubernetes.io/hostname'] for p in pods] == ['node1', 'node2']
     for pod in pods:
         kv.validate(pod, '1.30', strict=True)
-        assert pod['metadata']['annotations']['k8s.v1.cni.cncf.io/networks'] == 'roce-' + pod['spec']['nodeName']
-        assert pod['spec']['containers'][0]['resources']['requests'] == {'nvidia.com/roce_' + pod['spec']['nodeName']: '1'}
+        assert pod['metadata']['annotations']['k8s.v1.cni.cncf.io/networks'] == 'roce-' + pod['spec']['nodeSelector']['kubernetes.io/hostname']
+        assert pod['spec']['containers'][0]['resources']['requests'] == {'nvidia.com/roce_' + pod['spec']['nodeSelector']['kubernetes.io/hostname']: '1'}
         assert 'IPC_LOCK' in pod['spec']['containers'][0]['securityContext']['capabilities']['add']

@@ -213,7 +213,9 @@ def test_pod_manifests():
     assert [p['metadata']['name'] for p in pods] == ['rdma-verify-node1', 'rdma-verify-node-2-lab']
     pod = pods[0]
     assert pod['metadata']['annotations'] == {'k8s.v1.cni.cncf.io/networks': 'roce-node1'}
-    assert pod['spec']['nodeName'] == 'node1'
+    # placed by kube-scheduler (resource fit), not pinned past it with nodeName
+    assert 'nodeName' not in pod['spec']
+    assert pod['spec']['nodeSelector'] == {'kubernetes.io/hostname': 'node1'}
     c = pod['spec']['containers'][0]
     assert c['resources'] == {'requests': {'nvidia.com/roce_node1': '1'}, 'limits': {'nvidia.com/roce_node1': '1'}}
     assert 'IPC_LOCK' in c['securityContext']['capabilities']['add']
@@ -268,3 +270,31 @@ def test_schema_validation_catches_a_broken_pod():
     pod['spec']['containers'][0]['securityContext']['capabilities']['add'] = 'IPC_LOCK'  # must be a list
     with pytest.raises(kv.ValidationError):
         kv.validate(pod, '1.30', strict=True)
+
+
+def _pod_result(name, node=None, ready=False, scheduled_msg=None):
+    conditions = []
+    if scheduled_msg:
+        conditions.append({'type': 'PodScheduled', 'status': 'False', 'reason': 'Unschedulable', 'message': scheduled_msg})
+    if ready:
+        conditions.append({'type': 'Ready', 'status': 'True'})
+    spec = {'nodeName': node} if node else {}
+    return {'resources': [{'metadata': {'name': name}, 'spec': spec, 'status': {'phase': 'Running' if ready else 'Pending', 'conditions': conditions}}]}
+
+
+def test_pod_placement_reports_the_node_and_the_scheduler_reason():
+    nodes = [{'host': h, 'node_name': h, 'network': 'roce-' + h, 'resource': 'nvidia.com/roce_' + h} for h in ('node1', 'node2', 'node3')]
+    pods = rr.pod_manifests(nodes, {'image': 'perftest:1'})
+    results = [
+        _pod_result('rdma-verify-node1', 'node1', ready=True),
+        _pod_result('rdma-verify-node2', scheduled_msg='0/3 nodes are available: 3 Insufficient nvidia.com/roce_node2.'),
+        _pod_result('rdma-verify-node3', 'node1', ready=True),
+    ]
+    placement = rr.pod_placement(results, pods)
+    assert [p['ok'] for p in placement] == [True, False, False]
+    assert [p['line'] for p in placement] == [
+        'rdma-verify-node1: Ready on node1 with 1 nvidia.com/roce_node1',
+        'rdma-verify-node2: not scheduled: 0/3 nodes are available: 3 Insufficient nvidia.com/roce_node2.',
+        'rdma-verify-node3: scheduled on node1 instead of node3',
+    ]
+    assert rr.pod_placement([{'resources': []}], pods[:1])[0]['line'] == 'rdma-verify-node1: not found'
