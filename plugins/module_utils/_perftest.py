@@ -18,6 +18,15 @@ import os
 import re
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import format_error
+from ansible_collections.gpufabric.roce.plugins.module_utils._perftest_cmdline import (  # noqa: F401 (re-exported)
+    BW_TESTS,
+    DURATION_MARGIN,
+    LAT_TESTS,
+    TESTS,
+    build_command,
+    extra_args_problem,
+    perftest_options,
+)
 from ansible_collections.gpufabric.roce.plugins.module_utils._perftest_output import (  # noqa: F401 (re-exported)
     MIB,
     classify,
@@ -27,16 +36,11 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._perftest_output im
     parse_output,
 )
 
-TESTS = ('ib_write_bw', 'ib_read_bw', 'ib_send_bw', 'ib_write_lat', 'ib_read_lat', 'ib_send_lat')
-BW_TESTS = ('ib_write_bw', 'ib_read_bw', 'ib_send_bw')
-LAT_TESTS = ('ib_write_lat', 'ib_read_lat', 'ib_send_lat')
 
 # perftest's own limits (src/perftest_parameters.h: MAX_SIZE, MIN_ITER, MAX_QP_NUM)
 MAX_SIZE = 8388608
 MIN_ITERS = 5
 MAX_QPS = 16384
-# seconds the timeout must leave on top of the duration: connection set-up and the report
-DURATION_MARGIN = 5
 TIMEOUT_RC = 124
 
 ZERO_GID = '0000:0000:0000:0000:0000:0000:0000:0000'
@@ -158,12 +162,9 @@ def validate(host, params):
             raise input_error(host, 'max_lat_us', params['max_lat_us'], 'must be greater than 0',
                               'set a latency in microseconds, e.g. 10')
 
-    for arg in params.get('extra_args') or []:
-        if arg in ('-d', '--ib-dev', '-x', '--gid-index', '-i', '--ib-port', '-p', '--port', '-s', '--size',
-                   '-D', '--duration', '-n', '--iters', '-q', '--qp', '-R', '--rdma_cm', '--report_gbits') or \
-                re.match(r'^--(ib-dev|gid-index|ib-port|port|size|duration|iters|qp)=', arg):
-            raise input_error(host, 'extra_args', params['extra_args'], '%s duplicates an option of this module' % arg,
-                              'use the module option instead of passing %s in extra_args' % arg)
+    problem = extra_args_problem(params, gid_index)
+    if problem:
+        raise input_error(host, 'extra_args', params.get('extra_args') or [], *problem)
     return gid_index
 
 
@@ -282,40 +283,6 @@ def read_link_speed(sysfs_root, netdev):
     return speed if speed > 0 else None
 
 
-# ---------------------------------------------------------------------------------------------
-# command line
-# ---------------------------------------------------------------------------------------------
-
-def build_command(params, gid_index, binary=None, timeout_bin=None):
-    """The perftest argv, wrapped in ``timeout`` when ``timeout_bin`` is given."""
-    cmd = [binary or params['test']]
-    if params.get('device'):
-        cmd += ['-d', params['device']]
-    cmd += ['-i', str(params.get('ib_port') or 1)]
-    if gid_index is not None:
-        cmd += ['-x', str(gid_index)]
-    if params.get('size') is not None:
-        cmd += ['-s', str(params['size'])]
-    if params.get('duration') is not None:
-        cmd += ['-D', str(params['duration'])]
-    elif params.get('iterations') is not None:
-        cmd += ['-n', str(params['iterations'])]
-    if params.get('qps') is not None:
-        cmd += ['-q', str(params['qps'])]
-    if params.get('tcp_port') is not None:
-        cmd += ['-p', str(params['tcp_port'])]
-    if params.get('report_gbits'):
-        cmd.append('--report_gbits')
-    if params.get('rdma_cm'):
-        cmd.append('-R')
-    cmd += list(params.get('extra_args') or [])
-    if params['role'] == 'client':
-        cmd.append(params['server'])
-    if timeout_bin:
-        cmd = [timeout_bin, '--kill-after=5', str(params['timeout'])] + cmd
-    return cmd
-
-
 def _stderr_summary(stderr, limit=6):
     lines = [ln.strip() for ln in (stderr or '').splitlines() if ln.strip()]
     return ' | '.join(lines[-limit:])
@@ -327,59 +294,82 @@ def describe_side(params):
     return '%s server' % params['test']
 
 
-def failure_message(host, params, rc, stdout, stderr):
-    """The message of a failed perftest run, quoting perftest."""
+def failure_details(host, params, rc, stdout, stderr):
+    """A failed run: ``{msg, perftest_error, hint, error_class, error_detail}``.
+
+    ``msg`` quotes perftest and ends with the fix; ``error_class`` is one of the classes of
+    ``_perftest_output.classify``, ``timeout`` or ``unknown``.
+    """
     side = describe_side(params)
+    found = classify(stdout, stderr) or {}
+    quoted, hint = found.get('message'), found.get('hint')
+    details = {'perftest_error': quoted, 'hint': hint, 'error_class': found.get('error_class'),
+               'error_detail': found.get('detail', {})}
     if rc in (TIMEOUT_RC, 137):
-        what = ('no client connected' if params['role'] == 'server'
-                else 'the server did not answer or the test ran longer than expected')
-        msg = '%s: %s did not finish within timeout=%d s (%s)' % (host, side, params['timeout'], what)
-        quoted, hint = classify_error(stdout, stderr)
+        server = params['role'] == 'server'
+        msg = '%s: %s did not finish within timeout=%d s (%s)' % (
+            host, side, params['timeout'],
+            'no client connected' if server else 'the server did not answer or the test ran longer than expected')
         if quoted:
             msg += ". perftest said: '%s'" % quoted
-        return msg + '. Fix: start the client within the timeout, or raise timeout', quoted, hint
-    quoted, hint = classify_error(stdout, stderr)
+        fix = hint or ('start the client within the timeout, or raise timeout' if server else
+                       'check that the server side runs and answers, or raise timeout')
+        details.update(msg=msg + '. Fix: ' + fix, error_class=details['error_class'] or 'timeout')
+        return details
     if quoted:
         msg = "%s: %s failed (rc=%d). perftest said: '%s'" % (host, side, rc, quoted)
-        detail = _stderr_summary(stderr)
-        if detail and detail != quoted:
-            msg += ' [stderr: %s]' % detail
-        return msg + '. Fix: ' + hint, quoted, hint
-    detail = _stderr_summary(stderr) or _stderr_summary(stdout)
-    return ("%s: %s failed (rc=%d). perftest said: '%s'" % (host, side, rc, detail or '(no output)'), detail, None)
+        summary = _stderr_summary(stderr)
+        if summary and summary != quoted:
+            msg += ' [stderr: %s]' % summary
+        details['msg'] = msg + '. Fix: ' + hint
+        return details
+    summary = _stderr_summary(stderr) or _stderr_summary(stdout)
+    details.update(msg="%s: %s failed (rc=%d). perftest said: '%s'" % (host, side, rc, summary or '(no output)'),
+                   perftest_error=summary, error_class='unknown')
+    return details
+
+
+def failure_message(host, params, rc, stdout, stderr):
+    """``(message, perftest's own message, hint)`` of a failed perftest run."""
+    details = failure_details(host, params, rc, stdout, stderr)
+    return details['msg'], details['perftest_error'], details['hint']
 
 
 # ---------------------------------------------------------------------------------------------
 # thresholds
 # ---------------------------------------------------------------------------------------------
 
-def check_thresholds(host, params, metrics, link_speed_mbps, speed_netdev):
+def check_thresholds(host, params, metrics, link_speed_mbps, speed_netdev, *, bidirectional=False):
     """Evaluates min_bw_gbps, min_bw_pct_of_link and max_lat_us.
 
     Returns ``(checks, failures)``: every evaluated threshold as ``{name, limit, measured, unit, passed}``
-    and the messages of those that failed.
+    and the messages of those that failed.  A bidirectional run's bandwidth is the sum of both
+    directions (as perftest reports it) and its percentage is of twice the link speed.
     """
     checks = []
     failures = []
     side = describe_side(params)
     size = metrics.get('bytes')
+    both = ' (sum of both directions)' if bidirectional else ''
     if params.get('min_bw_gbps') is not None and 'bw_average_gbps' in metrics:
         measured = metrics['bw_average_gbps']
         ok = measured >= params['min_bw_gbps']
         checks.append({'name': 'min_bw_gbps', 'limit': params['min_bw_gbps'], 'measured': measured,
                        'unit': 'Gb/s', 'passed': ok})
         if not ok:
-            failures.append('%s: %s: average bandwidth %.2f Gb/s (%d-byte messages) is below min_bw_gbps=%s'
-                            % (host, side, measured, size, _num(params['min_bw_gbps'])))
+            failures.append('%s: %s: average bandwidth %.2f Gb/s%s (%d-byte messages) is below min_bw_gbps=%s'
+                            % (host, side, measured, both, size, _num(params['min_bw_gbps'])))
     if params.get('min_bw_pct_of_link') is not None and 'bw_average_gbps' in metrics and link_speed_mbps:
         pct = metrics.get('bw_pct_of_link')
         ok = pct >= params['min_bw_pct_of_link']
         checks.append({'name': 'min_bw_pct_of_link', 'limit': params['min_bw_pct_of_link'], 'measured': pct,
                        'unit': '%', 'passed': ok})
         if not ok:
-            failures.append('%s: %s: average bandwidth %.2f Gb/s is %.2f%% of the %s link (%d Mb/s), below '
-                            'min_bw_pct_of_link=%s' % (host, side, metrics['bw_average_gbps'], pct, speed_netdev,
-                                                       link_speed_mbps, _num(params['min_bw_pct_of_link'])))
+            link = ('the %s link (%d Mb/s)' % (speed_netdev, link_speed_mbps) if not bidirectional else
+                    'twice the %s link (2 x %d Mb/s)' % (speed_netdev, link_speed_mbps))
+            failures.append('%s: %s: average bandwidth %.2f Gb/s%s is %.2f%% of %s, below min_bw_pct_of_link=%s'
+                            % (host, side, metrics['bw_average_gbps'], both, pct, link,
+                               _num(params['min_bw_pct_of_link'])))
     if params.get('max_lat_us') is not None and 't_avg_us' in metrics:
         measured = metrics['t_avg_us']
         ok = measured <= params['max_lat_us']
@@ -395,12 +385,17 @@ def _num(value):
     return ('%f' % value).rstrip('0').rstrip('.') if isinstance(value, float) else str(value)
 
 
-def add_link_percentage(metrics, link_speed_mbps):
+def add_link_percentage(metrics, link_speed_mbps, bidirectional=False):
+    """Adds the link speed and the bandwidth as a percentage of it; of twice it for a bidirectional
+    run, whose figures are the sum of both directions (``link_capacity_gbps`` then says so)."""
     if link_speed_mbps and 'bw_average_gbps' in metrics:
+        capacity = link_speed_mbps * (2 if bidirectional else 1)
         metrics['link_speed_gbps'] = link_speed_mbps / 1000.0
-        metrics['bw_pct_of_link'] = round(metrics['bw_average_gbps'] * 1000.0 / link_speed_mbps * 100.0, 4)
+        if bidirectional:
+            metrics['link_capacity_gbps'] = capacity / 1000.0
+        metrics['bw_pct_of_link'] = round(metrics['bw_average_gbps'] * 1000.0 / capacity * 100.0, 4)
         if 'bw_peak_gbps' in metrics:
-            metrics['bw_peak_pct_of_link'] = round(metrics['bw_peak_gbps'] * 1000.0 / link_speed_mbps * 100.0, 4)
+            metrics['bw_peak_pct_of_link'] = round(metrics['bw_peak_gbps'] * 1000.0 / capacity * 100.0, 4)
     return metrics
 
 
@@ -450,6 +445,8 @@ def run(host, params, runner, *, check_mode=False, binary=None, timeout_bin=None
         'connection': {'local': [], 'remote': []},
         'thresholds': [],
         'perftest_warnings': [],
+        'bidirectional': False,
+        'directions': {},
         'stdout': '',
         'stderr': '',
     }
@@ -457,18 +454,28 @@ def run(host, params, runner, *, check_mode=False, binary=None, timeout_bin=None
         result['msg'] = 'check mode: perftest not run (a benchmark changes nothing); cmd is the planned command'
         return result, None
 
-    rc, stdout, stderr = runner(cmd)
+    return _finish(host, params, result, runner(cmd))
+
+
+def _finish(host, params, result, output):
+    """Fills ``result`` from perftest's ``(rc, stdout, stderr)``; ``(result, error_message)``."""
+    rc, stdout, stderr = output
     result.update(rc=rc, stdout=stdout, stderr=stderr)
     parsed = parse_output(stdout, stderr)
+    bidirectional = parsed['bidirectional']
     result.update(preamble=parsed['preamble'], connection=parsed['connection'], rows=parsed['rows'],
-                  perftest_warnings=parsed['perftest_warnings'])
+                  perftest_warnings=parsed['perftest_warnings'], bidirectional=bidirectional,
+                  directions=parsed['directions'])
     if rc != 0:
-        msg, quoted, hint = failure_message(host, params, rc, stdout, stderr)
-        result['perftest_error'] = quoted
-        result['hint'] = hint
+        failure = failure_details(host, params, rc, stdout, stderr)
+        msg = failure.pop('msg')
+        result.update(failure)
         return result, msg
 
-    metrics = add_link_percentage(parsed['metrics'], link_speed)
+    link_speed, speed_netdev = result['link_speed_mbps'], result['netdev']
+    metrics = add_link_percentage(parsed['metrics'], link_speed, bidirectional)
+    for row in parsed['directions'].values():
+        add_link_percentage(row, link_speed)
     if metrics and parsed['bw_unit']:
         metrics['bw_unit_reported'] = parsed['bw_unit']
     result['metrics'] = metrics
@@ -478,7 +485,7 @@ def run(host, params, runner, *, check_mode=False, binary=None, timeout_bin=None
                             'format is not known to the parser' % (host, describe_side(params)))
         result['msg'] = '%s prints its results on the client side only' % params['test']
         return result, None
-    checks, failures = check_thresholds(host, params, metrics, link_speed, speed_netdev)
+    checks, failures = check_thresholds(host, params, metrics, link_speed, speed_netdev, bidirectional=bidirectional)
     result['thresholds'] = checks
     if failures:
         return result, '; '.join(failures)

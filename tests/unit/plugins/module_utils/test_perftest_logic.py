@@ -222,10 +222,11 @@ BAD_INPUT = [
     (dict(min_bw_gbps=0.0), 'node1: min_bw_gbps=0.0: must be greater than 0. Fix: set a bandwidth in Gb/s, e.g. 80'),
     (dict(min_bw_pct_of_link=150.0), 'node1: min_bw_pct_of_link=150.0: must be above 0 and at most 100. '
                                      'Fix: set a percentage of the link speed, e.g. 80'),
-    (dict(extra_args=['--tclass=106', '-x', '3']), 'node1: extra_args=["--tclass=106", "-x", "3"]: -x duplicates an option of '
-                                                   'this module. Fix: use the module option instead of passing -x in extra_args'),
-    (dict(extra_args=['--size=64']), 'node1: extra_args=["--size=64"]: --size=64 duplicates an option of this module. '
-                                     'Fix: use the module option instead of passing --size=64 in extra_args'),
+    (dict(extra_args=['--tclass=106', '-x', '3']), 'node1: extra_args=["--tclass=106", "-x", "3"]: -x 3 sets -x, which is '
+                                                   'the module option gid_index. Fix: remove -x 3 from extra_args and set '
+                                                   'gid_index: 3'),
+    (dict(extra_args=['--size=64']), 'node1: extra_args=["--size=64"]: --size=64 sets -s, which is the module option size. '
+                                     'Fix: remove --size=64 from extra_args and set size: 64'),
 ]
 
 
