@@ -98,7 +98,7 @@ unit:
 	$(BIN)/python -m pytest -q tests/unit
 
 # Playbook-level tests on the controller: site.yml under ansible-runner (as AWX runs it), role renders.
-integration:
+integration: link
 	@echo "== integration tests (ansible-runner, render mode)"
 	$(BIN)/python -m pytest -q tests/integration
 

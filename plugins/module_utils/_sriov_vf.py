@@ -320,7 +320,7 @@ def render_unit(pf, num_vfs, desired, vf_after):
 
 def run(host, params, ipr, check_mode, *, fs=None, persist_fn=None):
     """Do the whole module run; returns the result dict. Raises GpufabricError."""
-    fs = fs or Sysfs()
+    fs = fs or Sysfs(params.get('sysfs_root') or '/sys')
     pf = params['pf']
     num_vfs = params.get('num_vfs')
     vfs = params.get('vfs') or []

@@ -27,13 +27,10 @@ description:
     and C(pci_address_source) says so.
 author:
   - gpufabric.roce maintainers (@gpufabric)
+extends_documentation_fragment:
+  - gpufabric.roce.roce
+  - gpufabric.roce.roce.actiongroup
 options:
-  sysfs_root:
-    description:
-      - Root of the sysfs tree to read. Change it only to read a fixture tree (unit tests).
-      - When it is not C(/sys), RV(ansible_facts.rdma.netns_mode) is not queried and is V(null).
-    type: path
-    default: /sys
   procfs_root:
     description:
       - Root of the procfs tree to read C(cmdline) from.
@@ -51,6 +48,8 @@ attributes:
     support: full
 notes:
   - Read-only; runs the same in check mode.
+  - When O(sysfs_root) is not C(/sys), RV(ansible_facts.rdma.netns_mode) is not queried and is V(null), since the RDMA
+    netlink socket answers for the module's own kernel, not for the tree read.
   - Speed is V(null) when the kernel reports none (link down, virtual NIC).
 """
 
@@ -62,6 +61,19 @@ EXAMPLES = r"""
   ansible.builtin.debug:
     msg: "{{ ansible_facts.rdma.devices.rxe0.ports[0].gids
              | selectattr('type', 'eq', 'RoCE v2') | selectattr('ndev', 'eq', 'eth0.100') | list }}"
+
+- name: Read a host's sysfs mounted into a container, for every module of the group
+  module_defaults:
+    group/gpufabric.roce.roce:
+      sysfs_root: /host/sys
+  block:
+    - name: Facts from /host/sys
+      gpufabric.roce.rdma_facts:
+
+    - name: VF count of a PF, written below /host/sys
+      gpufabric.roce.sriov_vf:
+        pf: enp157s0np0
+        num_vfs: 8
 
 - name: Flag RDMA NICs and GPUs on different NUMA nodes
   ansible.builtin.assert:

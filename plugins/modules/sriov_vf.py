@@ -25,6 +25,9 @@ author:
   - gpufabric.roce maintainers (@gpufabric)
 requirements:
   - pyroute2 on the target node
+extends_documentation_fragment:
+  - gpufabric.roce.roce
+  - gpufabric.roce.roce.actiongroup
 options:
   pf:
     description: PF netdev whose VFs are managed (the inventory's C(roce_sriov_pf)).
@@ -102,6 +105,8 @@ attributes:
     description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
 notes:
+  - O(sysfs_root) is where C(sriov_numvfs) is read and written during the run. The persisted unit always writes
+    C(/sys/class/net/<pf>/device/sriov_numvfs), the path at boot on the node.
   - Without O(allow_vf_reset) and with VFs present, only O(num_vfs) equal to the current count (or omitted) is accepted.
   - When C(sriov_totalvfs) is unknown, a count the driver refuses fails at the write; with O(allow_vf_reset) the old VFs are gone by then.
 """
@@ -194,6 +199,7 @@ def main():
             allow_vf_reset=dict(type='bool', default=False),
             persist=dict(type='bool', default=False),
             unit_dir=dict(type='path', default='/etc/systemd/system'),
+            sysfs_root=dict(type='path', default='/sys'),
         ),
         required_if=[('persist', True, ('num_vfs',))],
         required_one_of=[('num_vfs', 'vfs')],

@@ -25,6 +25,9 @@ author:
   - gpufabric.roce maintainers (@gpufabric)
 requirements:
   - pyroute2 on the target node
+extends_documentation_fragment:
+  - gpufabric.roce.roce
+  - gpufabric.roce.roce.actiongroup
 options:
   pf:
     description: Parent PF netdev (the inventory's C(roce_pf)).
@@ -119,6 +122,8 @@ attributes:
     support: full
 notes:
   - Only IPv4 sysctls are managed; IPv6 addresses and routes are supported.
+  - This module reads netlink and C(/proc/sys) only. It accepts O(sysfs_root) so that C(module_defaults) of the
+    C(gpufabric.roce.roce) group apply to it, and does not read it.
 """
 
 EXAMPLES = r"""
@@ -207,6 +212,7 @@ def main():
             state=dict(type='str', choices=['present', 'absent'], default='present'),
             persist=dict(type='bool', default=False),
             unit_dir=dict(type='path', default='/etc/systemd/system'),
+            sysfs_root=dict(type='path', default='/sys'),
         ),
         supports_check_mode=True,
     )

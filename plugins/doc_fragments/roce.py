@@ -1,0 +1,38 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type  # noqa: UP001
+
+
+class ModuleDocFragment(object):
+    # The options every module of the gpufabric.roce.roce action group accepts, so that one
+    # module_defaults entry for group/gpufabric.roce.roce is valid for each of them (Ansible fails
+    # a module given a default it does not take with "Unsupported parameters").
+    DOCUMENTATION = r"""
+options:
+  sysfs_root:
+    description:
+      - Where the node's sysfs is mounted. M(gpufabric.roce.rdma_facts) and M(gpufabric.roce.perftest) read
+        C(class/net), C(class/infiniband) and the PCI device files below it, M(gpufabric.roce.sriov_vf) reads and
+        writes C(sriov_numvfs) there, M(gpufabric.roce.vlan_gateway) does not use it.
+      - Keep the default on a node. Set it when the modules run in a container that sees the host's sysfs
+        elsewhere (for example C(/host/sys)), or to a fixture tree in tests. Netlink requests still go to the
+        network namespace the module runs in.
+      - Shared by the C(gpufabric.roce.roce) action group; set it once for all of them with
+        C(module_defaults) (see EXAMPLES of M(gpufabric.roce.rdma_facts)).
+    type: path
+    default: /sys
+"""
+
+    ACTIONGROUP = r"""
+options: {}
+attributes:
+  action_group:
+    description: Use C(group/gpufabric.roce.roce) in C(module_defaults) to set defaults for this module.
+    support: full
+    membership:
+      - gpufabric.roce.roce
+"""
