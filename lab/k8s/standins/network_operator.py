@@ -1,0 +1,121 @@
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""network-operator stand-in: the status the NVIDIA Network Operator writes on NicClusterPolicy.
+
+Upstream (Mellanox/network-operator v26.4.1):
+- controllers/nicclusterpolicy_controller.go Reconcile/updateCrStatus: only the instance named
+  `nic-cluster-policy` is reconciled (others get state `ignore` and a reason, handleUnsupportedInstance);
+  `status.appliedStates` gets one entry per state of the state manager: the component's state, or
+  `ignore` when its spec section is absent; `status.state` is `ready` when no state is notReady/error;
+- state names: pkg/state/state_*.go, the same table as api/v1alpha1 StateNameToConditionType;
+- handleMOFEDWaitLabels[NoConfig]: nodes labelled feature.node.kubernetes.io/pci-15b3.present get
+  network.nvidia.com/operator.mofed.wait=false when no OFED is deployed, or once the OFED pod on the
+  node is ready (the chart's SriovOperatorConfig selects config-daemon nodes by that label);
+- state-multus-cni (manifests/state-multus-cni): deploys Multus, whose manifests carry the
+  NetworkAttachmentDefinition CRD.
+The stand-in deploys no DaemonSet: every component present in the spec is reported `ready`, and the
+OFED driver counts as ready on every node.
+"""
+
+import logging
+from pathlib import Path
+
+import yaml
+
+from . import _kube
+
+LOG = logging.getLogger("standins.network_operator")
+NCP = _kube.path("mellanox.com", "v1alpha1", "nicclusterpolicies")
+SUPPORTED_NAME = "nic-cluster-policy"
+MLNX_NIC_LABEL = "feature.node.kubernetes.io/pci-15b3.present"
+MOFED_WAIT_LABEL = "network.nvidia.com/operator.mofed.wait"
+NAD_CRD_NAME = "network-attachment-definitions.k8s.cni.cncf.io"
+NAD_CRD_FILE = "network-operator-v26.4.1/k8s.cni.cncf.io_networkattachmentdefinitions_crd.yaml"
+
+# (state name, path of the NicClusterPolicy spec section that enables it), in the state manager's order.
+STATES = (
+    ("state-OFED", ("ofedDriver",)),
+    ("state-RDMA-device-plugin", ("rdmaSharedDevicePlugin",)),
+    ("state-SRIOV-device-plugin", ("sriovDevicePlugin",)),
+    ("state-ib-kubernetes", ("ibKubernetes",)),
+    ("state-multus-cni", ("secondaryNetwork", "multus")),
+    ("state-container-networking-plugins", ("secondaryNetwork", "cniPlugins")),
+    ("state-ipoib-cni", ("secondaryNetwork", "ipoib")),
+    ("state-nv-ipam-cni", ("nvIpam",)),
+    ("state-nic-feature-discovery", ("nicFeatureDiscovery",)),
+    ("state-doca-telemetry-service", ("docaTelemetryService",)),
+    ("state-nic-configuration-operator", ("nicConfigurationOperator",)),
+    ("state-spectrum-x-operator", ("spectrumXOperator",)),
+)
+
+
+def _section(spec, keys):
+    for key in keys:
+        spec = spec.get(key) if isinstance(spec, dict) else None
+    return spec
+
+
+def policy_status(policy):
+    """The status upstream writes once every component present in the spec is ready."""
+    name = policy["metadata"]["name"]
+    if name != SUPPORTED_NAME:
+        return {"state": "ignore",
+                "reason": "Unsupported NicClusterPolicy instance %s. Only instance with name %s is supported" % (name, SUPPORTED_NAME)}
+    spec = policy.get("spec") or {}
+    applied = [{"name": state, "state": "ready" if _section(spec, keys) is not None else "ignore"} for state, keys in STATES]
+    return {"state": "ready", "appliedStates": applied}
+
+
+class NetworkOperatorStandin:
+    """NicClusterPolicy status, the MOFED wait label, and the NAD CRD for Multus."""
+
+    name = "network-operator"
+
+    def __init__(self, kube, nodes, crds_dir):
+        self.kube = kube
+        self.nodes = nodes
+        self.crds_dir = Path(crds_dir)
+
+    def _install_nad_crd(self):
+        crd_path = _kube.path("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+        if self.kube.get_or_none(crd_path + "/" + NAD_CRD_NAME) is not None:
+            return False
+        source = self.crds_dir / NAD_CRD_FILE
+        crd = yaml.safe_load(source.read_text(encoding="utf-8"))
+        try:
+            self.kube.create(crd_path, crd)
+        except _kube.KubeError as err:
+            if err.status != 409:
+                raise
+        LOG.info("installed the NetworkAttachmentDefinition CRD from %s (state-multus-cni)", source)
+        return True
+
+    def _mofed_wait_labels(self):
+        """With OFED absent or ready, nodes with an NVIDIA NIC get mofed.wait=false."""
+        for name in self.nodes:
+            node = self.kube.get_or_none(_kube.path("", "v1", "nodes", name=name))
+            if node is None:
+                continue
+            labels = node["metadata"].get("labels") or {}
+            want = "false" if labels.get(MLNX_NIC_LABEL) == "true" else None
+            if labels.get(MOFED_WAIT_LABEL) != want:
+                self.kube.patch(_kube.path("", "v1", "nodes", name=name), {"metadata": {"labels": {MOFED_WAIT_LABEL: want}}}, strategic=True)
+                LOG.info("node %s: %s=%s", name, MOFED_WAIT_LABEL, want)
+
+    def tick(self, _t):
+        policies = self.kube.items(NCP)
+        note = {"policies": {}}
+        for policy in policies:
+            name = policy["metadata"]["name"]
+            status = policy_status(policy)
+            if name == SUPPORTED_NAME and _section(policy.get("spec") or {}, ("secondaryNetwork", "multus")) is not None:
+                self._install_nad_crd()
+            if (policy.get("status") or {}) != status:
+                # A merge patch keeps keys it does not mention: null out the ones this status lacks.
+                body = dict({"reason": None, "appliedStates": None}, **status)
+                self.kube.patch(_kube.path("mellanox.com", "v1alpha1", "nicclusterpolicies", name=name, sub="status"), {"status": body})
+                LOG.info("NicClusterPolicy %s: status.state=%s", name, status["state"])
+            note["policies"][name] = status["state"]
+        if any(p["metadata"]["name"] == SUPPORTED_NAME for p in policies):
+            self._mofed_wait_labels()
+        return note
