@@ -4,13 +4,16 @@ Used by the unit tests (test_k8s_crd_schema.py) and by molecule/k8s_render/verif
 
     python tests/unit/plugins/module_utils/k8s_crd_schema.py <file-or-dir>...
 
-The CRD directory is ``$GPUFABRIC_CRDS_DIR``, default ``<repo>/../shared/crds``. A rendered kind
-without a CRD is an error, never a skip. The schemas are made strict: objects that declare
+The CRD directory is ``$GPUFABRIC_CRDS_DIR``; when it is unset (or empty), ``<repo>/../shared/crds``
+if that exists; otherwise ``<repo>/.cache/crds``, filled on first use by
+``tests/crds/fetch_upstream_crds.py`` with the pinned upstream files (sha256-checked). A missing
+directory, or a rendered kind without a CRD, is an error, never a skip. The schemas are made strict: objects that declare
 ``properties`` (and do not preserve unknown fields) reject unknown keys, as the API server's
 strict field validation would instead of silently pruning them.
 """
 
 import copy
+import importlib.util
 import os
 import sys
 
@@ -26,15 +29,45 @@ class CrdError(Exception):
     pass
 
 
+SHARED_DIR = os.path.normpath(os.path.join(REPO, "..", "shared", "crds"))
+FETCH_SCRIPT = os.path.join(REPO, "tests", "crds", "fetch_upstream_crds.py")
+_fallback = {"dir": None, "error": None}
+
+
+def _fetcher():
+    spec = importlib.util.spec_from_file_location("fetch_upstream_crds", FETCH_SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def crds_dir():
-    return os.environ.get(ENV_VAR) or os.path.normpath(os.path.join(REPO, "..", "shared", "crds"))
+    """$GPUFABRIC_CRDS_DIR, else ../shared/crds when present, else the downloaded pinned CRDs."""
+    env = os.environ.get(ENV_VAR)
+    if env:
+        return env
+    if os.path.isdir(SHARED_DIR):
+        return SHARED_DIR
+    if _fallback["dir"] is None:
+        fetcher = _fetcher()
+        _fallback["dir"] = fetcher.DEFAULT_DEST
+        if not fetcher.is_complete(fetcher.DEFAULT_DEST):
+            try:
+                fetcher.fetch(fetcher.DEFAULT_DEST)
+            except fetcher.FetchError as exc:
+                _fallback["error"] = str(exc)
+    return _fallback["dir"]
 
 
 def missing_dir_message(path):
-    return (
+    msg = (
         "CRD directory %s not found. The schema tests need the sriov-network-operator and network-operator CRDs "
-        "(openAPIV3Schema). Set %s to the directory holding them, e.g. %s=/work/shared/crds (default: <repo>/../shared/crds)." % (path, ENV_VAR, ENV_VAR)
+        "(openAPIV3Schema). Set %s to the directory holding them, e.g. %s=/work/shared/crds (default: <repo>/../shared/crds, "
+        "then <repo>/.cache/crds downloaded by tests/crds/fetch_upstream_crds.py)." % (path, ENV_VAR, ENV_VAR)
     )
+    if _fallback["error"] and path == _fallback["dir"]:
+        msg += " The download failed: %s" % _fallback["error"]
+    return msg
 
 
 def _strict(node):
