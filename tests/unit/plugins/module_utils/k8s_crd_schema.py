@@ -61,7 +61,7 @@ def crds_dir():
 
 def missing_dir_message(path):
     msg = (
-        "CRD directory %s not found. The schema tests need the sriov-network-operator and network-operator CRDs "
+        "CRD directory %s is missing or holds no CRDs. The schema tests need the sriov-network-operator and network-operator CRDs "
         "(openAPIV3Schema). Set %s to the directory holding them, e.g. %s=/work/shared/crds (default: <repo>/../shared/crds, "
         "then <repo>/.cache/crds downloaded by tests/crds/fetch_upstream_crds.py)." % (path, ENV_VAR, ENV_VAR)
     )
