@@ -29,9 +29,24 @@ description:
     4.5+0.17) and C(BW peak[MiB/sec]) / C(BW peak[Gb/sec]) (newer perftest, C(--report_gbits)), as well as the
     latency table (C(t_min), C(t_max), C(t_typical), C(t_avg), C(t_stdev), 99% and 99.9% percentiles), the short
     latency table of duration mode, and the preamble (device, link type, MTU, GID index, ...).
-  - A failed run fails the task with perftest's own message quoted (for example
+  - Bidirectional runs (C(-b) in O(extra_args), title C(RDMA_Write Bidirectional BW Test) and the like) are read
+    like the others. perftest reports for C(-b) the B(sum of both directions) on both sides (each side adds the
+    report of its peer to its own), so RV(metrics) holds that sum, RV(bidirectional) is V(true) and the link
+    percentages are of twice the link speed. With C(--report-both) the two directions are also returned
+    separately in RV(directions).
+  - "Warnings perftest prints while it runs (C(WARNING: BW peak won't be measured in this run), C(Requested mtu is
+    higher than active mtu), the PCIe relaxed-ordering warnings, C(libibverbs: Warning: ...), C(Conflicting CPU
+    frequency values detected), C(Using sampled CPU speed), ...) are returned in RV(perftest_warnings) and shown as
+    Ansible warnings (RV(warnings)). They never become RV(preamble) keys."
+  - "A failed run fails the task with perftest's own message quoted (for example
     C(Unable to find the Infiniband/RoCE device), C(Failed to modify QP 19 to RTR), C(Couldn't connect to
-    10.255.0.1:18515)) and a hint at the usual fix.
+    10.255.0.1:18515), C(Completion with error at client: Failed status 12: wr_id 0 syndrom 0x81),
+    C(Event: RDMA_CM_EVENT_REJECTED; error: 8.)), its class in RV(error_class) and a hint at the usual fix in
+    RV(hint): wrong GID index or MTU mismatch, firewall or rdma_cm port, PFC/ECN and lossless configuration,
+    link flaps, peer not listening, port down, queue pair limits."
+  - C(--output=bandwidth|message_rate|latency) is refused before running. perftest then prints a single number
+    instead of its report, while this module returns every figure of the report in RV(metrics) (in Gb/s and MiB/s,
+    microseconds).
   - The thresholds O(min_bw_gbps), O(min_bw_pct_of_link) and O(max_lat_us) fail the task with a message
     giving the measured value and the limit.
 author:
@@ -122,9 +137,17 @@ options:
     default: 60
   extra_args:
     description:
-      - Further perftest arguments, appended as given (for example C([--tclass=106]) or C([-F])).
-      - Options this module already has (C(-d), C(-x), C(-i), C(-p), C(-s), C(-D), C(-n), C(-q), C(-R),
-        C(--report_gbits)) are refused here.
+      - Further perftest arguments, appended as given (for example C([--tclass=106]), C([-F]) or C([-b]) for a
+        bidirectional bandwidth test).
+      - They are read the way perftest reads its command line (short options with attached values such as
+        C(-x3), clusters such as C(-bR), C(--gid-index=3), C(--gid-index 3) and unambiguous abbreviations such as
+        C(--gid=3)). Options this module has (C(-d)/C(--ib-dev), C(-i)/C(--ib-port), C(-x)/C(--gid-index),
+        C(-s)/C(--size), C(-D)/C(--duration), C(-n)/C(--iters), C(-q)/C(--qp), C(-p)/C(--port),
+        C(-R)/C(--rdma_cm), C(--report_gbits)) are refused before running, with the module option to set
+        instead; perftest keeps only the last of two C(-x), so C(extra_args=[-x3]) next to O(gid_index) would
+        silently override it.
+      - Also refused before running - C(--output=...) (see the description), C(--run_infinitely), C(-h), C(-V), and
+        C(-b) or C(-q) with a latency test (perftest refuses them there).
     type: list
     elements: str
     default: []
@@ -293,11 +316,27 @@ metrics:
     - Latency tests have C(bytes), C(iterations), C(t_min_us), C(t_max_us), C(t_typical_us), C(t_avg_us),
       C(t_stdev_us), C(t_p99_us), C(t_p99_9_us); in duration mode only C(bytes), C(iterations), C(t_avg_us),
       C(tps_average).
+    - For a bidirectional run (RV(bidirectional)) the bandwidth and message rate are the sum of both directions,
+      as perftest prints them, C(link_capacity_gbps) is twice C(link_speed_gbps), and C(bw_pct_of_link) and
+      C(bw_peak_pct_of_link) are percentages of C(link_capacity_gbps). Iterations are this side's own count.
   returned: always
   type: dict
   sample: {bytes: 4096, iterations: 24000, bw_peak_gbps: 0.0, bw_average_gbps: 0.39309, bw_peak_mib_s: 0.0,
            bw_average_mib_s: 46.86, msg_rate_mpps: 0.011996, bw_unit_reported: MB/sec, link_speed_gbps: 10.0,
            bw_pct_of_link: 3.9309, bw_peak_pct_of_link: 0.0}
+bidirectional:
+  description: Whether perftest ran bidirectionally (C(-b)); then RV(metrics) is the sum of both directions.
+  returned: always
+  type: bool
+  sample: false
+directions:
+  description:
+    - With C(-b --report-both), each direction's own result (the last row of perftest's C(Local results) and
+      C(Remote results) tables), keys as RV(metrics), percentages of the single link speed. Empty otherwise.
+  returned: always
+  type: dict
+  sample: {local: {bytes: 4096, iterations: 2000, bw_average_mib_s: 6.4}, remote: {bytes: 4096, iterations: 2000,
+           bw_average_mib_s: 7.31}}
 rows:
   description: Every result row, same keys as RV(metrics) without the link percentages.
   returned: always
@@ -323,18 +362,43 @@ thresholds:
   elements: dict
   sample: [{name: min_bw_gbps, limit: 100.0, measured: 0.39, unit: Gb/s, passed: false}]
 perftest_warnings:
-  description: Warnings perftest printed while succeeding (for example C(Device not recognized to implement
-    inline feature. Disabling it)).
+  description:
+    - "Every warning perftest (or libibverbs) printed, on stderr or stdout, once each, with its continuation line
+      (for example C(Requested mtu is higher than active mtu Changing to active mtu - 3),
+      C(WARNING: BW peak won't be measured in this run.), C(Device not recognized to implement inline feature.
+      Disabling it))."
   returned: always
   type: list
   elements: str
+warnings:
+  description: Ansible's warnings of the task; each entry of RV(perftest_warnings), prefixed with the test and the side.
+  returned: when perftest printed warnings
+  type: list
+  elements: str
+  sample: ["ib_write_bw client: Requested mtu is higher than active mtu Changing to active mtu - 3"]
 perftest_error:
-  description: perftest's own error message, when the run failed.
+  description: perftest's own error message, when the run failed (for a completion error, the side and the status line).
   returned: failure
   type: str
   sample: Failed to modify QP 19 to RTR
+error_class:
+  description:
+    - The kind of failure, when the run failed. One of C(completion_error), C(rdma_cm_rejected),
+      C(rdma_cm_unreachable), C(rdma_cm_addr_error), C(rdma_cm_route_error), C(rdma_cm_connect_error),
+      C(rdma_cm_event), C(qp_rtr), C(gid_type_mismatch), C(no_device), C(port_query), C(port_not_active),
+      C(qp_create), C(device_context), C(tcp_listen), C(tcp_connect), C(rdma_cm_client), C(peer_gone),
+      C(timeout) or C(unknown).
+  returned: failure
+  type: str
+  sample: completion_error
+error_detail:
+  description: For C(completion_error) the work completion status (C(wc_status), C(wc_status_name), for example
+    12 and C(IBV_WC_RETRY_EXC_ERR)); for the rdma_cm classes C(cm_event) and, when printed, C(cm_status). Else empty.
+  returned: failure
+  type: dict
+  sample: {wc_status: 12, wc_status_name: IBV_WC_RETRY_EXC_ERR}
 hint:
-  description: The usual fix for RV(perftest_error).
+  description: What to check or change for RV(perftest_error); V(null) for an unknown message.
   returned: failure
   type: str
 rc:
@@ -406,6 +470,8 @@ def main():
                             timeout_bin=timeout_bin or 'timeout')
     except PerftestError as exc:
         module.fail_json(msg=str(exc), field=exc.field, value=exc.value)
+    for warning in result['perftest_warnings']:
+        module.warn('%s %s: %s' % (params['test'], params['role'], warning))
     if error:
         module.fail_json(msg=error, **result)
     module.exit_json(**result)
