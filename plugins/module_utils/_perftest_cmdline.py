@@ -141,6 +141,12 @@ def _module_option_fix(written, option, setting, params):
     if m:  # perftest's -s takes 64K / 1M; the module option is in bytes
         setting = str(int(m.group(1)) * (1024 if m.group(2) == 'K' else 1048576))
     fix = 'remove %s from extra_args and set %s: %s' % (written, field, setting)
+    cluster = written.split(' ')[0]
+    if not cluster.startswith('--') and len(cluster) > 2 and option in cluster[1:]:
+        at = cluster.index(option, 1)  # -bR / -Fx3: keep the other options of the cluster
+        rest = cluster[1:at] + ('' if option in _SHORT_WITH_VALUE else cluster[at + 1:])
+        if rest:
+            fix = 'replace %s with -%s in extra_args and set %s: %s' % (written, rest, field, setting)
     if option == 'D' and params.get('iterations') is not None:
         fix += ' instead of iterations'
     if option == 'n' and params.get('duration') is not None:

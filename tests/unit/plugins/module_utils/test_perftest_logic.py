@@ -10,6 +10,7 @@ __metaclass__ = type  # noqa: UP001
 
 import builtins
 import errno
+import json
 import os
 import shutil
 
@@ -385,3 +386,194 @@ def test_run_server_timeout():
     assert error == ('node1: ib_write_bw server did not finish within timeout=4 s (no client connected). '
                      'Fix: start the client within the timeout, or raise timeout')
     assert result['rc'] == 124
+
+
+# ---------------------------------------------------------------- issue 13: extra_args next to the module's options
+# (override, exact message, the parameters after following the fix): the fix must pass validation.
+
+def _refused(args, problem, fix):
+    return 'node1: extra_args=%s: %s. Fix: %s' % (json.dumps(args), problem, fix)
+
+
+EXTRA_ARGS_REFUSED = [
+    (dict(gid_index=2, extra_args=['-x3']),
+     _refused(['-x3'], '-x3 repeats -x, which the module already passes for gid_index=2; perftest keeps only the last '
+              'one given, so gid_index would be silently ignored', 'remove -x3 from extra_args and set gid_index: 3'),
+     dict(gid_index=3, extra_args=[])),
+    (dict(gid_index=2, extra_args=['-x', '3']),
+     _refused(['-x', '3'], '-x 3 repeats -x, which the module already passes for gid_index=2; perftest keeps only the '
+              'last one given, so gid_index would be silently ignored', 'remove -x 3 from extra_args and set gid_index: 3'),
+     dict(gid_index=3, extra_args=[])),
+    (dict(gid_index='auto', netdev='va.100', extra_args=['--gid-index=3']),
+     _refused(['--gid-index=3'], '--gid-index=3 repeats -x, which the module already passes for gid_index=auto; '
+              'perftest keeps only the last one given, so gid_index would be silently ignored',
+              'remove --gid-index=3 from extra_args and set gid_index: 3'),
+     dict(gid_index=3, netdev='va.100', extra_args=[])),
+    (dict(gid_index=2, extra_args=['--gid-index', '3']),
+     _refused(['--gid-index', '3'], '--gid-index 3 repeats -x, which the module already passes for gid_index=2; '
+              'perftest keeps only the last one given, so gid_index would be silently ignored',
+              'remove --gid-index 3 from extra_args and set gid_index: 3'),
+     dict(gid_index=3, extra_args=[])),
+    (dict(gid_index=2, extra_args=['--gid=3']),  # getopt_long takes unambiguous abbreviations
+     _refused(['--gid=3'], '--gid=3 repeats -x, which the module already passes for gid_index=2; perftest keeps only '
+              'the last one given, so gid_index would be silently ignored', 'remove --gid=3 from extra_args and set gid_index: 3'),
+     dict(gid_index=3, extra_args=[])),
+    (dict(gid_index=2, extra_args=['-Fx3']),  # a cluster: -F then -x 3
+     _refused(['-Fx3'], '-Fx3 repeats -x, which the module already passes for gid_index=2; perftest keeps only the '
+              'last one given, so gid_index would be silently ignored', 'replace -Fx3 with -F in extra_args and set gid_index: 3'),
+     dict(gid_index=3, extra_args=['-F'])),
+    (dict(extra_args=['-d', 'mlx5_1']),
+     _refused(['-d', 'mlx5_1'], '-d mlx5_1 repeats -d, which the module already passes for device=rxe0; perftest keeps '
+              'only the last one given, so device would be silently ignored',
+              'remove -d mlx5_1 from extra_args and set device: mlx5_1'),
+     dict(device='mlx5_1', extra_args=[])),
+    (dict(gid_index='auto', netdev='va.100', device=None, extra_args=['--ib-dev=rxe0']),
+     _refused(['--ib-dev=rxe0'], '--ib-dev=rxe0 repeats -d, which the module already passes for gid_index=auto (which '
+              'passes the device it finds); perftest keeps only the last one given, so device would be silently ignored',
+              'remove --ib-dev=rxe0 from extra_args and set device: rxe0'),
+     dict(gid_index='auto', netdev='va.100', device='rxe0', extra_args=[])),
+    (dict(extra_args=['-i2']),
+     _refused(['-i2'], '-i2 repeats -i, which the module already passes for ib_port=1; perftest keeps only the last '
+              'one given, so ib_port would be silently ignored', 'remove -i2 from extra_args and set ib_port: 2'),
+     dict(ib_port=2, extra_args=[])),
+    (dict(extra_args=['-p', '18600']),
+     _refused(['-p', '18600'], '-p 18600 sets -p, which is the module option tcp_port',
+              'remove -p 18600 from extra_args and set tcp_port: 18600'),
+     dict(tcp_port=18600, extra_args=[])),
+    (dict(qps=2, extra_args=['-q4']),
+     _refused(['-q4'], '-q4 repeats -q, which the module already passes for qps=2; perftest keeps only the last one '
+              'given, so qps would be silently ignored', 'remove -q4 from extra_args and set qps: 4'),
+     dict(qps=4, extra_args=[])),
+    (dict(test='ib_write_lat', extra_args=['-q', '2']),
+     _refused(['-q', '2'], 'ib_write_lat refuses -q 2 ("Multiple QPs only available on bw tests")',
+              'remove -q 2 from extra_args'),
+     dict(test='ib_write_lat', extra_args=[])),
+    (dict(rdma_cm=True, extra_args=['-bR']),
+     _refused(['-bR'], '-bR repeats -R, which the module already passes for rdma_cm=true',
+              'replace -bR with -b in extra_args and set rdma_cm: true'),
+     dict(rdma_cm=True, extra_args=['-b'])),
+    (dict(extra_args=['--rdma_cm']),
+     _refused(['--rdma_cm'], '--rdma_cm sets -R, which is the module option rdma_cm',
+              'remove --rdma_cm from extra_args and set rdma_cm: true'),
+     dict(rdma_cm=True, extra_args=[])),
+    (dict(extra_args=['--report_gbits']),
+     _refused(['--report_gbits'], '--report_gbits sets --report_gbits, which is the module option report_gbits',
+              'remove --report_gbits from extra_args and set report_gbits: true'),
+     dict(report_gbits=True, extra_args=[])),
+    (dict(iterations=1000, timeout=20, extra_args=['-D', '30']),
+     _refused(['-D', '30'], '-D 30 sets -D, which is the module option duration',
+              'remove -D 30 from extra_args and set duration: 30 instead of iterations, and timeout: 35 or more'),
+     dict(duration=30, timeout=35, extra_args=[])),
+    (dict(duration=5, extra_args=['--iters=2000']),
+     _refused(['--iters=2000'], '--iters=2000 sets -n, which is the module option iterations',
+              'remove --iters=2000 from extra_args and set iterations: 2000 instead of duration'),
+     dict(iterations=2000, extra_args=[])),
+    (dict(extra_args=['-s', '64K']),
+     _refused(['-s', '64K'], '-s 64K sets -s, which is the module option size',
+              'remove -s 64K from extra_args and set size: 65536'),
+     dict(size=65536, extra_args=[])),
+    (dict(extra_args=['--output=bandwidth']),
+     _refused(['--output=bandwidth'], '--output=bandwidth makes perftest print a single number instead of the report '
+              'this module reads (sizes, iterations, peak and average, latency percentiles)',
+              'remove --output=bandwidth from extra_args: metrics returns bw_average_gbps, bw_average_mib_s, '
+              'msg_rate_mpps and t_avg_us'),
+     dict(extra_args=[])),
+    (dict(test='ib_write_lat', extra_args=['--output', 'latency']),
+     _refused(['--output', 'latency'], '--output latency makes perftest print a single number instead of the report '
+              'this module reads (sizes, iterations, peak and average, latency percentiles)',
+              'remove --output latency from extra_args: metrics returns bw_average_gbps, bw_average_mib_s, '
+              'msg_rate_mpps and t_avg_us'),
+     dict(test='ib_write_lat', extra_args=[])),
+    (dict(extra_args=['--run_infinitely']),
+     _refused(['--run_infinitely'], '--run_infinitely runs no measurement the module can report (it runs until killed)',
+              'remove --run_infinitely from extra_args and use duration or iterations'),
+     dict(extra_args=[])),
+    (dict(test='ib_send_lat', extra_args=['-b']),
+     _refused(['-b'], 'ib_send_lat refuses -b ("Bidirectional is only available in BW test")',
+              'remove -b from extra_args, or run one of ib_write_bw, ib_read_bw, ib_send_bw'),
+     dict(test='ib_send_lat', extra_args=[])),
+]
+
+
+@pytest.mark.parametrize('override,message,fixed', EXTRA_ARGS_REFUSED, ids=[' '.join(r[0]['extra_args']) for r in EXTRA_ARGS_REFUSED])
+def test_extra_args_refused_before_running_and_the_fix_passes(override, message, fixed):
+    runner = Replay('write_bw.client')
+    with pytest.raises(pt.PerftestError) as err:
+        pt.run('node1', params(**override), runner)
+    assert str(err.value) == message
+    assert (err.value.field, err.value.value) == ('extra_args', override['extra_args'])
+    assert runner.calls == []
+    pt.validate('node1', params(**fixed))
+
+
+@pytest.mark.parametrize('extra', [
+    ['--tclass=106', '-F'], ['-b'], ['--bidirectional', '--report-both'], ['--qp-timeout', '14'], ['-t', '256'],
+    ['--report-both'], ['--tclass', '106'], ['-a'], ['--use_cuda=0', '--use_cuda_dmabuf'],
+])
+def test_extra_args_that_do_not_clash_pass(extra):
+    assert pt.validate('node1', params(gid_index=2, qps=2, extra_args=extra)) == 2
+
+
+def test_perftest_options_reads_like_getopt():
+    assert pt.perftest_options(['-Fx3', '--gid-index', '4', '--tclass=106', '-bR', '--', '-x', '5']) == [
+        ('F', '-Fx3', None), ('x', '-Fx3', '3'), ('x', '--gid-index 4', '4'), (None, '--tclass=106', '106'),
+        ('b', '-bR', None), ('R', '-bR', None)]
+
+
+# ---------------------------------------------------------------- issue 13: bidirectional runs end to end
+
+def test_run_bidirectional_percentages_are_of_twice_the_link():
+    result, error = pt.run('node2', params(gid_index=2, extra_args=['-b'], duration=2, size=4096),
+                           Replay('write_bw_bidir.client'))
+    assert error is None
+    assert result['bidirectional'] is True
+    assert result['cmd'][-2:] == ['-b', '10.255.0.1']
+    metrics = result['metrics']
+    assert (metrics['link_speed_gbps'], metrics['link_capacity_gbps']) == (10.0, 20.0)
+    assert metrics['bw_pct_of_link'] == pytest.approx(metrics['bw_average_gbps'] / 20.0 * 100, abs=1e-4)
+
+
+def test_run_bidirectional_threshold_message_says_both_directions():
+    result, error = pt.run('node2', params(gid_index=2, extra_args=['-b'], min_bw_pct_of_link=50.0),
+                           Replay('write_bw_bidir.client'))
+    assert error == ('node2: ib_write_bw client to 10.255.0.1: average bandwidth 0.11 Gb/s (sum of both directions) '
+                     'is 0.57% of twice the va.100 link (2 x 10000 Mb/s), below min_bw_pct_of_link=50')
+    assert result['thresholds'][0]['passed'] is False
+
+
+def test_run_report_both_directions_against_the_single_link():
+    result, error = pt.run('node2', params(gid_index=2, extra_args=['-b', '--report-both'], iterations=2000),
+                           Replay('write_bw_bidir_report_both.client'))
+    assert error is None
+    local = result['directions']['local']
+    assert local['bw_average_mib_s'] == 6.40
+    assert local['bw_pct_of_link'] == pytest.approx(local['bw_average_gbps'] / 10.0 * 100, abs=1e-4)
+    assert 'link_capacity_gbps' not in local
+
+
+def test_run_warnings_are_returned():
+    result, error = pt.run('node2', params(gid_index=2), Replay('write_bw_mtu_too_big.client'))
+    assert error is None
+    assert result['perftest_warnings'] == ['Requested mtu is higher than active mtu Changing to active mtu - 3']
+
+
+def test_run_completion_error_class_detail_and_hint():
+    result, error = pt.run('node2', params(gid_index=3, device='mlx5_2'), Replay('derived_completion_retry_exceeded.client'))
+    assert error.startswith("node2: ib_write_bw client to 10.255.0.1 failed (rc=1). perftest said: 'Completion with "
+                            "error at client: Failed status 12: wr_id 0 syndrom 0x81'")
+    assert result['error_class'] == 'completion_error'
+    assert result['error_detail'] == {'wc_status': 12, 'wc_status_name': 'IBV_WC_RETRY_EXC_ERR'}
+    assert result['hint'] in error
+
+
+def test_run_unknown_failure_class():
+    result, error = pt.run('node2', params(test='ib_write_lat', gid_index=2), Replay('lat_with_qps'))
+    assert result['error_class'] == 'unknown'
+    assert result['hint'] is None
+    assert error == ("node2: ib_write_lat client to 10.255.0.1 failed (rc=1). perftest said: 'Multiple QPs only "
+                     "available on bw tests | Parser function exited with Error'")
+
+
+def test_run_server_timeout_class():
+    result = pt.run('node1', params(role='server', server=None, gid_index=2, timeout=4), Replay('server_no_client_timeout'))[0]
+    assert (result['error_class'], result['error_detail']) == ('timeout', {})

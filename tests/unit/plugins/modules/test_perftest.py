@@ -14,6 +14,7 @@ import os
 import pytest
 
 from ansible.module_utils import basic
+from ansible.module_utils.common import warnings as ansible_warnings
 from ansible_collections.gpufabric.roce.plugins.modules import perftest
 
 FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'perftest')
@@ -54,6 +55,8 @@ def run_module(monkeypatch, capsys, args, case=None, bins=True):
     monkeypatch.setattr(basic.AnsibleModule, 'run_command', fake_run_command)
     monkeypatch.setattr(basic.AnsibleModule, 'get_bin_path', fake_bin)
     monkeypatch.setattr(perftest.platform, 'node', lambda: 'node2')
+    # module warnings are process-global: start each run empty (a dict in ansible-core 2.19, a list before)
+    monkeypatch.setattr(ansible_warnings, '_global_warnings', type(ansible_warnings._global_warnings)())
     with patch_module_args(args), pytest.raises(SystemExit) as exc:
         perftest.main()
     out = json.loads(capsys.readouterr().out)
@@ -141,3 +144,70 @@ def test_perftest_not_installed(monkeypatch, capsys):
     assert code == 1
     assert out['msg'] == 'node2: test=ib_write_bw: ib_write_bw is not installed. Fix: install the perftest package (apt/dnf install perftest)'
     assert calls == []
+
+
+def warning_texts(out):
+    """Warnings as Ansible shows them (ansible-core >= 2.19 sends WarningSummary objects, older plain strings)."""
+    return [w['event']['msg'] if isinstance(w, dict) else w for w in out.get('warnings', [])]
+
+
+def test_perftest_warnings_become_ansible_warnings(monkeypatch, capsys):
+    code, out = run_module(monkeypatch, capsys, CLIENT, 'write_bw_mtu_too_big.client')[:2]
+    assert code == 0
+    assert out['perftest_warnings'] == ['Requested mtu is higher than active mtu Changing to active mtu - 3']
+    assert warning_texts(out) == ['ib_write_bw client: Requested mtu is higher than active mtu Changing to active mtu - 3']
+    assert 'warning' not in out['preamble']
+
+
+def test_no_warnings_key_without_perftest_warnings(monkeypatch, capsys):
+    out = run_module(monkeypatch, capsys, CLIENT, 'write_bw.client')[1]
+    assert out['perftest_warnings'] == []
+    assert warning_texts(out) == []
+
+
+def test_extra_args_gid_index_next_to_gid_index_is_refused(monkeypatch, capsys):
+    code, out, calls = run_module(monkeypatch, capsys, dict(CLIENT, extra_args=['-x3']), 'write_bw.client')
+    assert code == 1
+    assert out['msg'] == ('node2: extra_args=["-x3"]: -x3 repeats -x, which the module already passes for '
+                          'gid_index=auto; perftest keeps only the last one given, so gid_index would be silently '
+                          'ignored. Fix: remove -x3 from extra_args and set gid_index: 3')
+    assert (out['field'], out['value']) == ('extra_args', ['-x3'])
+    assert calls == []
+
+
+def test_output_option_is_refused(monkeypatch, capsys):
+    code, out, calls = run_module(monkeypatch, capsys, dict(CLIENT, extra_args=['--output=bandwidth']), 'write_bw.client')
+    assert code == 1
+    assert out['msg'].startswith('node2: extra_args=["--output=bandwidth"]: --output=bandwidth makes perftest print '
+                                 'a single number instead of the report this module reads')
+    assert calls == []
+
+
+def test_bidirectional_run(monkeypatch, capsys):
+    code, out, calls = run_module(monkeypatch, capsys, dict(CLIENT, extra_args=['-b']), 'write_bw_bidir.client')
+    assert code == 0
+    assert calls[0][-2:] == ['-b', '10.255.0.1']
+    assert out['bidirectional'] is True
+    assert out['preamble']['device'] == 'rxe0'
+    assert out['preamble']['num_qps'] == 1
+    assert out['metrics']['bw_average_mib_s'] == 13.62
+    assert out['metrics']['link_capacity_gbps'] == 20.0
+
+
+def test_completion_error_fails_with_class(monkeypatch, capsys):
+    args = dict(CLIENT, gid_index=3, netdev=None, device='mlx5_2')
+    code, out = run_module(monkeypatch, capsys, args, 'derived_completion_retry_exceeded.client')[:2]
+    assert code == 1
+    assert out['error_class'] == 'completion_error'
+    assert out['error_detail'] == {'wc_status': 12, 'wc_status_name': 'IBV_WC_RETRY_EXC_ERR'}
+    assert out['perftest_error'] == 'Completion with error at client: Failed status 12: wr_id 0 syndrom 0x81'
+    assert 'PFC' in out['hint']
+    assert out['msg'].endswith(out['hint'])
+
+
+def test_rdma_cm_rejected_fails_with_class(monkeypatch, capsys):
+    args = dict(CLIENT, gid_index=None, netdev=None, rdma_cm=True)
+    code, out = run_module(monkeypatch, capsys, args, 'no_server_client_rdma_cm')[:2]
+    assert code == 1
+    assert (out['error_class'], out['error_detail']) == ('rdma_cm_rejected', {'cm_event': 'RDMA_CM_EVENT_REJECTED'})
+    assert "perftest said: 'Unexpected CM event bl blka 8'" in out['msg']
