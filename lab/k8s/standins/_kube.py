@@ -13,6 +13,7 @@ from urllib.parse import quote, urlencode
 
 import kubernetes.client
 import kubernetes.config
+import urllib3
 
 MERGE = "application/merge-patch+json"
 STRATEGIC = "application/strategic-merge-patch+json"
@@ -75,6 +76,29 @@ class Kube:
         if not 200 <= resp.status < 300:
             raise KubeError(method, url_path, resp.status, data.decode("utf-8", "replace"))
         return json.loads(data) if data else {}
+
+    def watch(self, url_path, timeout=60, **query):
+        """Yield (event type, object) from a watch; list first and pass its resourceVersion to miss nothing."""
+        query = dict(query, watch="true", timeoutSeconds=int(timeout))
+        _method, url, headers, _body, _post = self._api.param_serialize(
+            method="GET", resource_path=url_path + "?" + urlencode(query), header_params={"Accept": "application/json"}, auth_settings=["BearerToken"]
+        )
+        resp = self._api.rest_client.pool_manager.request(
+            "GET", url, headers=headers, preload_content=False, timeout=urllib3.Timeout(connect=10, read=timeout + 10)
+        )
+        try:
+            if resp.status != 200:
+                raise KubeError("WATCH", url_path, resp.status, resp.read().decode("utf-8", "replace"))
+            pending = b""
+            for chunk in resp.stream(4096):
+                pending += chunk
+                while b"\n" in pending:
+                    line, pending = pending.split(b"\n", 1)
+                    if line.strip():
+                        event = json.loads(line)
+                        yield event["type"], event["object"]
+        finally:
+            resp.release_conn()
 
     def get(self, url_path, **query):
         return self.request("GET", url_path, query=query or None)

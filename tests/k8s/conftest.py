@@ -1,0 +1,55 @@
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A real control plane (lab/k8s/controlplane.py) for the session, and the real network-operator chart.
+
+The binaries come from $KUBEBUILDER_ASSETS or ../shared/envtest, the chart from
+$GPUFABRIC_NETWORK_OPERATOR_CHART or ../shared/charts: when they are missing the tests fail, with
+the message of controlplane.py saying what to provide. They never skip.
+"""
+
+import json
+import subprocess
+import time
+
+import pytest
+from k8s_helpers import APPLY_DELAY, CONTROLPLANE, HARDWARE, NAMESPACE, RELEASE, REPO, SYNC_DELAY, TIMINGS, Cluster, chart_path
+
+
+@pytest.fixture(scope="session")
+def cluster(tmp_path_factory):
+    state_dir = tmp_path_factory.mktemp("k8s") / "run"
+    hw = tmp_path_factory.getbasetemp() / "hardware.json"
+    hw.write_text(json.dumps(HARDWARE), encoding="utf-8")
+    t0 = time.time()
+    proc = subprocess.run([*CONTROLPLANE, "--state-dir", str(state_dir), "start", "--hardware", str(hw),  # noqa: S603
+                           "--standin-delay", str(SYNC_DELAY), "--standin-apply-delay", str(APPLY_DELAY)],
+                          capture_output=True, text=True, timeout=900, check=False)
+    if proc.returncode:
+        pytest.fail("controlplane.py start failed (exit %d):\n%s\n%s" % (proc.returncode, proc.stdout[-4000:], proc.stderr[-4000:]))
+    TIMINGS["controlplane start (s)"] = round(time.time() - t0, 1)
+    c = Cluster(state_dir)
+    TIMINGS.update({"controlplane %s (s)" % k: v for k, v in c.info["timings_seconds"].items()})
+    yield c
+    c.kube.close()
+    subprocess.run([*CONTROLPLANE, "--state-dir", str(state_dir), "stop"], capture_output=True, text=True, timeout=120, check=False)  # noqa: S603
+
+
+@pytest.fixture(scope="session")
+def helm_release(cluster):
+    chart = chart_path()
+    if not chart.is_file():
+        pytest.fail("the network-operator chart %s does not exist: set GPUFABRIC_NETWORK_OPERATOR_CHART to the .tgz "
+                    "or GPUFABRIC_SHARED_DIR to the directory holding charts/network-operator-26.4.1.tgz" % chart)
+    t0 = time.time()
+    proc = cluster.run("helm", "install", RELEASE, str(chart), "--namespace", NAMESPACE, "--create-namespace",
+                       "--set", "sriovNetworkOperator.enabled=true", "--wait", "--timeout", "5m")
+    TIMINGS["helm install --wait (s)"] = round(time.time() - t0, 1)
+    return {"chart": chart, "output": proc.stdout}
+
+
+def pytest_terminal_summary(terminalreporter):
+    if TIMINGS:
+        terminalreporter.write_line("tests/k8s timings: " + ", ".join("%s=%s" % kv for kv in TIMINGS.items()))
+        out = REPO / "tests" / "output"
+        out.mkdir(exist_ok=True)
+        (out / "k8s-timings.json").write_text(json.dumps(TIMINGS, indent=2), encoding="utf-8")

@@ -1,0 +1,84 @@
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Shared by tests/k8s: the fake hardware, constants, polling, and a handle on the running control plane."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+LAB_K8S = REPO / "lab" / "k8s"
+sys.path.insert(0, str(LAB_K8S))
+
+from standins import _kube  # noqa: E402
+
+CONTROLPLANE = [sys.executable, str(LAB_K8S / "controlplane.py")]
+NAMESPACE = "nvidia-network-operator"
+RELEASE = "network-operator"  # not a YAML 1.1 boolean word: the chart writes the instance label unquoted
+SYNC_DELAY = 4.0
+APPLY_DELAY = 2.0
+TIMINGS = {}
+
+HARDWARE = {
+    "node1": {
+        "labels": {"example.com/rack": "r1"},
+        "interfaces": [
+            {"name": "enp157s0np0", "pciAddress": "0000:9d:00.0", "totalvfs": 16, "mtu": 9000},
+            # VFs made on the host (roce_vf_mode: host): policies must say externallyManaged.
+            {"name": "enp160s0np0", "pciAddress": "0000:a0:00.0", "totalvfs": 16, "mtu": 9000, "numVfs": 8},
+        ],
+    },
+    "node2": {"interfaces": [{"name": "enp157s0np0", "pciAddress": "0000:9d:00.0", "totalvfs": 16, "mtu": 9000}]},
+}
+
+
+def chart_path():
+    default = Path(os.environ.get("GPUFABRIC_SHARED_DIR") or REPO.parent / "shared") / "charts" / "network-operator-26.4.1.tgz"
+    return Path(os.environ.get("GPUFABRIC_NETWORK_OPERATOR_CHART") or default)
+
+
+def wait_for(what, fn, timeout=90.0, interval=0.25):
+    """Poll fn() until it returns something truthy; fail with the last value seen."""
+    deadline = time.time() + timeout
+    last = None
+    while time.time() < deadline:
+        try:
+            last = fn()
+        except _kube.KubeError as err:
+            last = err
+        else:
+            if last:
+                return last
+        time.sleep(interval)
+    pytest.fail("timed out after %.0fs waiting for %s; last seen: %r" % (timeout, what, last))
+
+
+class Cluster:
+    def __init__(self, state_dir):
+        self.state_dir = state_dir
+        self.info = json.loads((state_dir / "cluster.json").read_text(encoding="utf-8"))
+        self.kubeconfig = state_dir / "kubeconfig"
+        self.assets = Path(self.info["assets"])
+        self.env = dict(os.environ, KUBECONFIG=str(self.kubeconfig), PATH="%s:%s" % (self.assets, os.environ.get("PATH", "")))
+        self.kube = _kube.Kube(self.kubeconfig)
+
+    def run(self, *argv, check=True, timeout=600):
+        proc = subprocess.run(argv, env=self.env, capture_output=True, text=True, timeout=timeout, check=False)  # noqa: S603
+        if check and proc.returncode:
+            pytest.fail("%s exited %d:\n%s\n%s" % (" ".join(argv), proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:]))
+        return proc
+
+    def controlplane(self, *argv, check=True):
+        return self.run(*CONTROLPLANE, "--state-dir", str(self.state_dir), *argv, check=check)
+
+    def standin_loop(self):
+        status = json.loads((self.state_dir / "standins.status.json").read_text(encoding="utf-8"))
+        return status["loop"], status["components"]
+
+    def records(self):
+        return {f.stem: json.loads(f.read_text(encoding="utf-8")) for f in self.state_dir.glob("*.pid")}

@@ -1,0 +1,184 @@
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The stand-ins' pure functions and the harness's input checks; no cluster needed.
+
+The expected values are worked out from the upstream functions each one follows (named in the
+stand-ins' docstrings), not read back from the implementation.
+"""
+
+import json
+import tarfile
+
+import pytest
+import yaml
+from k8s_helpers import chart_path
+import controlplane
+from standins import hardware, network_operator, nfd, sriov_cni, sriov_policy
+
+PF = {"name": "enp157s0np0", "pciAddress": "0000:9d:00.0", "vendor": "15b3", "deviceID": "101d", "driver": "mlx5_core",
+      "totalvfs": 16, "mtu": 9000, "linkType": "ETH", "numVfs": 0}
+PF2 = dict(PF, name="enp160s0np0", pciAddress="0000:a0:00.0")
+
+
+def pol(name, num_vfs, pf_names=("enp157s0np0",), priority=99, node="node1", **extra):
+    spec = {"nodeSelector": {"kubernetes.io/hostname": node}, "nicSelector": {"pfNames": list(pf_names)}, "numVfs": num_vfs,
+            "resourceName": name, "deviceType": "netdevice", "priority": priority}
+    spec.update(extra)
+    return {"metadata": {"name": name}, "spec": spec}
+
+
+LABELS = {"kubernetes.io/hostname": "node1"}
+
+
+# ---- hardware file ----------------------------------------------------------------------------
+@pytest.mark.parametrize(("doc", "expected"), [
+    ({"node1": {"interfaces": [{"name": "p0", "pciAddress": "9d:00.0"}]}}, "node 'node1', interfaces[0].pciAddress: '9d:00.0' is invalid; write domain:bus"),
+    ({"node1": {"interfaces": [{"name": "p0", "pciAddress": "0000:9d:00.0", "numvfs": 2}]}}, "interfaces[0].numvfs: 2 is invalid; known keys are"),
+    ({"node1": {"interfaces": [{"name": "p0", "pciAddress": "0000:9d:00.0", "numVfs": 20}]}}, "interfaces[0].numVfs: 20 is invalid; at most totalvfs (16)"),
+    ({"node1": {"interfaces": [{"name": "p0", "pciAddress": "0000:9d:00.0", "vendor": 15}]}}, "interfaces[0].vendor: 15 is invalid; write 4 hex digits"),
+    ({"Node_1": {}}, "node name: 'Node_1' is invalid; use a lowercase DNS-1123 name"),
+    ({"node1": {"labels": {"gpu": True}}}, "node 'node1', labels.gpu: True is invalid"),
+    ({"node1": {"interfaces": [{"name": "p0", "pciAddress": "0000:9d:00.0"}, {"name": "p0", "pciAddress": "0000:9d:00.1"}]}},
+     "interfaces[].name: 'p0' is invalid; each PF needs its own name"),
+])
+def test_hardware_errors_name_node_field_value_and_fix(tmp_path, doc, expected):
+    f = tmp_path / "hw.yml"
+    f.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    with pytest.raises(hardware.HardwareError) as err:
+        hardware.load(f)
+    assert str(err.value).startswith(str(f) + ": ")
+    assert expected in str(err.value)
+
+
+def test_hardware_defaults_and_plain_nodes(tmp_path):
+    f = tmp_path / "hw.json"
+    f.write_text(json.dumps({"node1": {"interfaces": [{"name": "p0", "pciAddress": "0000:9D:00.0"}]}}), encoding="utf-8")
+    nodes = hardware.load(f, ["node3"], {"example.com/pool": "a"})
+    assert nodes["node1"]["interfaces"][0] == dict(PF, name="p0", mtu=1500)
+    assert nodes["node3"] == {"labels": {"example.com/pool": "a"}, "capacity": hardware.DEFAULT_CAPACITY, "interfaces": []}
+    assert hardware.vf_pci_address(PF, 0) == "0000:9d:00.2"
+    assert hardware.vf_pci_address(PF, 6) == "0000:9d:01.0"
+    assert hardware.vf_device_id(PF) == "101e"
+
+
+# ---- policies -> node state spec ---------------------------------------------------------------
+def test_render_spec_one_policy():
+    spec = sriov_policy.render_spec([pol("roce_node1", 8, mtu=9000, isRdma=True)], LABELS, [PF, PF2])
+    assert spec == {"interfaces": [{"pciAddress": "0000:9d:00.0", "numVfs": 8, "mtu": 9000, "name": "enp157s0np0", "vfGroups": [
+        {"resourceName": "roce_node1", "deviceType": "netdevice", "vfRange": "0-7", "policyName": "roce_node1", "mtu": 9000, "isRdma": True}]}]}
+
+
+def test_render_spec_partitions_merge_and_other_nodes_are_ignored():
+    policies = [pol("rdma", 8, ["enp157s0np0#0-3"]), pol("dpdk", 8, ["enp157s0np0#4-7"], deviceType="vfio-pci"),
+                pol("other_node", 8, node="node2"), pol("default", 8)]
+    spec = sriov_policy.render_spec(policies, LABELS, [PF])
+    (iface,) = spec["interfaces"]
+    assert iface["numVfs"] == 8
+    # ByPriority: same priority, so by name: "dpdk" first, then "rdma" merges dpdk's non-overlapping group.
+    assert iface["vfGroups"] == [
+        {"resourceName": "rdma", "deviceType": "netdevice", "vfRange": "0-3", "policyName": "rdma"},
+        {"resourceName": "dpdk", "deviceType": "vfio-pci", "vfRange": "4-7", "policyName": "dpdk"}]
+
+
+def test_render_spec_highest_priority_wins_an_overlap():
+    policies = [pol("low", 4, priority=90, mtu=1500), pol("high", 8, priority=10, mtu=9000)]
+    (iface,) = sriov_policy.render_spec(policies, LABELS, [PF])["interfaces"]
+    assert (iface["numVfs"], iface["mtu"], [g["resourceName"] for g in iface["vfGroups"]]) == (8, 9000, ["high"])
+
+
+def test_render_spec_needs_reported_interfaces_and_vfs():
+    assert sriov_policy.render_spec([pol("a", 8)], LABELS, []) == {}
+    assert sriov_policy.render_spec([pol("a", 0)], LABELS, [PF]) == {}
+    assert sriov_policy.render_spec([pol("a", 8)], {"kubernetes.io/hostname": "node2"}, [PF]) == {}
+
+
+def test_daemon_nodes_follow_the_config_selector():
+    nodes = [{"metadata": {"name": "a", "labels": {"beta.kubernetes.io/os": "linux", "network.nvidia.com/operator.mofed.wait": "false"}}},
+             {"metadata": {"name": "b", "labels": {"beta.kubernetes.io/os": "linux"}}},
+             {"metadata": {"name": "c", "labels": {"node-role.kubernetes.io/worker": "", "kubernetes.io/os": "linux"}}}]
+    chart = {"spec": {"configDaemonNodeSelector": {"beta.kubernetes.io/os": "linux", "network.nvidia.com/operator.mofed.wait": "false"}}}
+    assert [n["metadata"]["name"] for n in sriov_policy.daemon_nodes(chart, nodes)] == ["a"]
+    assert [n["metadata"]["name"] for n in sriov_policy.daemon_nodes({"spec": {}}, nodes)] == ["c"]
+
+
+# ---- config daemon and device plugin -----------------------------------------------------------
+def test_apply_spec_and_resources():
+    spec = sriov_policy.render_spec([pol("rdma", 8, ["enp157s0np0#0-3"]), pol("dpdk", 8, ["enp157s0np0#4-7"])], LABELS, [PF])
+    applied = sriov_policy.apply_spec([PF, PF2], spec)
+    assert applied["0000:9d:00.0"]["numVfs"] == 8 and applied["0000:a0:00.0"]["numVfs"] == 0
+    status = sriov_policy.status_interfaces([PF, PF2], applied)
+    assert [len(i.get("Vfs", [])) for i in status] == [8, 0]
+    assert "numVfs" not in status[1]  # Go's omitempty: zero is absent
+    assert status[0]["Vfs"][0] == {"pciAddress": "0000:9d:00.2", "vfID": 0, "vendor": "15b3", "deviceID": "101e", "driver": "mlx5_core", "mtu": 9000}
+    assert sriov_policy.device_plugin_resources(spec, {"interfaces": status}, "nvidia.com") == {"nvidia.com/rdma": 4, "nvidia.com/dpdk": 4}
+    # Before the daemon applied it (status still at 0 VFs) nothing is advertised.
+    assert sriov_policy.device_plugin_resources(spec, {"interfaces": sriov_policy.status_interfaces([PF])}, "nvidia.com") == {
+        "nvidia.com/rdma": 0, "nvidia.com/dpdk": 0}
+
+
+def test_apply_spec_failures_are_upstreams():
+    too_many = {"interfaces": [{"pciAddress": PF["pciAddress"], "numVfs": 20}]}
+    with pytest.raises(sriov_policy.SyncError, match=r"^cannot config SRIOV device: NumVfs \(20\) is larger than TotalVfs \(16\)$"):
+        sriov_policy.apply_spec([PF], too_many)
+    external = {"interfaces": [{"pciAddress": PF["pciAddress"], "numVfs": 4, "externallyManaged": True}]}
+    with pytest.raises(sriov_policy.SyncError, match="number of request virtual functions 4 is not equal to configured virtual functions 0"):
+        sriov_policy.apply_spec([PF], external)
+    assert sriov_policy.apply_spec([dict(PF, numVfs=8)], external)[PF["pciAddress"]]["numVfs"] == 8  # host VFs are kept
+
+
+# ---- NAD rendering ----------------------------------------------------------------------------
+def test_nad_follows_the_upstream_template():
+    net = {"metadata": {"name": "roce-node1", "namespace": "nvidia-network-operator"},
+           "spec": {"resourceName": "roce_node1", "networkNamespace": "default", "vlan": 100, "trust": "on", "spoofChk": "off",
+                    "linkState": "enable", "logLevel": "info", "maxTxRate": 0, "ipam": '{ "type": "host-local",\n "subnet": "10.255.0.0/30" }'}}
+    nad = sriov_cni.render_nad(net, "nvidia.com")
+    assert nad["metadata"] == {"name": "roce-node1", "namespace": "default", "annotations": {"k8s.v1.cni.cncf.io/resourceName": "nvidia.com/roce_node1"}}
+    config = json.loads(nad["spec"]["config"])
+    assert list(config) == ["cniVersion", "name", "type", "vlan", "spoofchk", "trust", "vlanQoS", "max_tx_rate", "link_state", "logLevel", "ipam"]
+    assert config["ipam"] == {"type": "host-local", "subnet": "10.255.0.0/30"}
+    meta = dict(net, spec=dict(net["spec"], metaPlugins='{"type": "tuning"}'))
+    plugins = json.loads(sriov_cni.render_config(meta))["plugins"]
+    assert [p["type"] for p in plugins] == ["sriov", "tuning"]
+    assert sriov_cni.target_namespace({"metadata": {"namespace": "ops"}, "spec": {}}) == "ops"
+
+
+# ---- NicClusterPolicy and NFD -----------------------------------------------------------------
+def test_nicclusterpolicy_status():
+    status = network_operator.policy_status({"metadata": {"name": "nic-cluster-policy"}, "spec": {"ofedDriver": {}, "secondaryNetwork": {"multus": {}}}})
+    ready = [s["name"] for s in status["appliedStates"] if s["state"] == "ready"]
+    assert status["state"] == "ready" and ready == ["state-OFED", "state-multus-cni"]
+    assert len(status["appliedStates"]) == 12
+
+
+def test_nfd_rule_of_the_chart_matches_nvidia_nics_only():
+    with tarfile.open(chart_path()) as tgz:
+        text = tgz.extractfile("network-operator/templates/nodefeaturerules.yaml").read().decode()
+    (rule,) = yaml.safe_load("\n".join(line for line in text.splitlines() if not line.startswith("{{")))["spec"]["rules"]
+    assert rule["labels"] == {"pci-15b3.present": "true"}
+    assert nfd.rule_matches(rule, nfd.pci_devices({"interfaces": [PF]}))
+    assert not nfd.rule_matches(rule, nfd.pci_devices({"interfaces": [dict(PF, vendor="8086")]}))
+    assert not nfd.rule_matches(rule, [])
+    with pytest.raises(ValueError, match="not evaluated"):
+        nfd.rule_matches({"matchFeatures": [{"feature": "kernel.loadedmodule", "matchExpressions": {}}]}, [])
+
+
+# ---- harness input checks ---------------------------------------------------------------------
+def test_missing_binaries_say_what_to_provide(tmp_path, monkeypatch):
+    monkeypatch.delenv("KUBEBUILDER_ASSETS", raising=False)
+    monkeypatch.setenv("GPUFABRIC_SHARED_DIR", str(tmp_path))
+    with pytest.raises(controlplane.ControlPlaneError, match="KUBEBUILDER_ASSETS is not set and .*envtest-v1.36.2-linux-amd64.tar.xz"):
+        controlplane.resolve_assets()
+    (tmp_path / "bin").mkdir()
+    for name in ("etcd", "kube-apiserver", "kubectl"):
+        (tmp_path / "bin" / name).write_text("#!/bin/sh\n", encoding="utf-8")
+        (tmp_path / "bin" / name).chmod(0o755)
+    monkeypatch.setenv("KUBEBUILDER_ASSETS", str(tmp_path / "bin"))
+    with pytest.raises(controlplane.ControlPlaneError, match="lacks kube-controller-manager, kube-scheduler, helm"):
+        controlplane.resolve_assets()
+
+
+def test_state_dir_with_foreign_files_is_never_removed(tmp_path):
+    (tmp_path / "precious.txt").write_text("keep", encoding="utf-8")
+    with pytest.raises(controlplane.ControlPlaneError, match="did not write"):
+        controlplane._remove_state(tmp_path)
+    assert (tmp_path / "precious.txt").exists()
