@@ -26,7 +26,7 @@ export MOLECULE_NO_LOG := false
 
 COLLECTION_LINK := $(REPO)/.build/collections/ansible_collections/gpufabric/roce
 
-.PHONY: help deps deps-system deps-python link lab lab-up lab-down lab-status test lint sanity unit integration molecule molecule-lab molecule-k8s-render molecule-k8s-stubbed clean
+.PHONY: help deps deps-system deps-python link lab lab-up lab-down lab-status test lint sanity unit integration k8s molecule molecule-lab molecule-k8s-render molecule-k8s-stubbed clean
 
 help:
 	@echo "make lab     boot the two-node kernel lab, run playbooks/site.yml on it, print the report, tear it down"
@@ -77,7 +77,7 @@ lab-status:
 
 test: deps
 	@start=$$(date +%s)
-	$(MAKE) --no-print-directory lint sanity unit integration molecule
+	$(MAKE) --no-print-directory lint sanity unit integration k8s molecule
 	echo "make test: all stages passed in $$(( $$(date +%s) - start ))s"
 
 # ansible-lint resolves gpufabric.roce.* through the collection link, so lint makes it itself.
@@ -103,6 +103,12 @@ unit:
 integration: link
 	@echo "== integration tests (ansible-runner, render mode)"
 	$(BIN)/python -m pytest -q tests/integration
+
+# The control-plane harness and stand-ins (lab/k8s) against a real kube-apiserver, kube-scheduler and helm,
+# with the real network-operator chart: binaries from KUBEBUILDER_ASSETS or ../shared/envtest.
+k8s:
+	@echo "== k8s harness tests (real control plane, stand-ins, real chart)"
+	$(BIN)/python -m pytest -q tests/k8s
 
 molecule: molecule-k8s-render molecule-k8s-stubbed molecule-lab
 
