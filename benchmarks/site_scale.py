@@ -1,0 +1,277 @@
+#!/usr/bin/env python
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""playbooks/site.yml at fleet scale: 100, 300 and 1,000 generated nodes, side by side in one run.
+
+For every node count it generates an inventory shaped like inventories/example (the seed's group_vars,
+one host_vars file per node with its own /30 pod subnet and gateway, localhost as k8s_controller) and
+times two ansible-playbook runs of the real playbooks/site.yml, Kubernetes phases in render mode:
+
+  validate : --tags never           only the always-tagged validation plays (nothing is changed)
+  render   : --tags operator,sriov  validation + the NicClusterPolicy/Helm values + every node's
+                                    SriovNetworkNodePolicy and SriovNetwork written as YAML
+
+It reports wall seconds, the growth ratio against the smallest inventory, the load average of the
+machine around each run, checks that the render wrote one policy and one network per node, and writes
+the table into benchmarks/README.md (block "site_scale:<label>").
+
+    .venv/bin/python benchmarks/site_scale.py                         # 100, 300, 1000 nodes
+    .venv/bin/python benchmarks/site_scale.py --nodes 100,300 --label before --repeat 2
+    .venv/bin/python benchmarks/site_scale.py --profile               # + the 5 slowest tasks per run
+
+Goals (issue 10): 1,000 nodes, validation plus render <= 30 s wall; 1,000 vs 100 nodes <= 12x.
+Not a test: the machine is shared, so figures vary with its load (reported with every figure).
+"""
+
+import argparse
+import datetime
+import ipaddress
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.realpath(os.path.join(os.path.dirname(os.path.realpath(__file__)), ".."))
+README = os.path.join(REPO, "benchmarks", "README.md")
+MODES = (("validate", "never"), ("render", "operator,sriov"))
+GOAL_WALL_S = 30.0
+GOAL_RATIO = 12.0
+PROFILE_LINE = re.compile(r"^(?P<task>.+?) -+ (?P<secs>[0-9.]+)s$")
+
+
+def generate_inventory(path, nodes):
+    """inventories/example's group_vars, N nodes with host_vars files, one /30 pod subnet each."""
+    shutil.copytree(os.path.join(REPO, "inventories", "example", "group_vars"), os.path.join(path, "group_vars"))
+    os.makedirs(os.path.join(path, "host_vars"))
+    subnets = ipaddress.ip_network("10.255.0.0/16").subnets(new_prefix=30)
+    names = []
+    for i in range(1, nodes + 1):
+        name = "gpu-%04d" % i
+        net = next(subnets)
+        with open(os.path.join(path, "host_vars", name + ".yml"), "w") as fh:
+            fh.write("---\nroce_node_name: %s\nroce_pod_subnet: %s\nroce_pod_gateway: %s\n" % (name, net, list(net.hosts())[-1]))
+        names.append(name)
+    lines = ["---", "all:", "  children:", "    roce_nodes:", "      hosts:"]
+    lines += ["        %s:" % n for n in names]
+    lines += [
+        "    k8s_controller:",
+        "      hosts:",
+        "        localhost:",
+        "          ansible_connection: local",
+        '          ansible_python_interpreter: "{{ ansible_playbook_python }}"',
+    ]
+    with open(os.path.join(path, "hosts.yml"), "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+
+
+def count_kinds(render_dir):
+    kinds = {}
+    for root, _dirs, files in os.walk(render_dir):
+        for name in files:
+            if not name.endswith((".yaml", ".yml")):
+                continue
+            with open(os.path.join(root, name)) as fh:
+                for line in fh:
+                    if line.startswith("kind: "):
+                        kind = line.split(":", 1)[1].strip()
+                        kinds[kind] = kinds.get(kind, 0) + 1
+    return kinds
+
+
+def run_site(work, nodes, tags, args, attempt):
+    render_dir = os.path.join(work, "render-%d-%s-%d" % (nodes, tags.replace(",", "-"), attempt))
+    cmd = [
+        os.path.join(os.path.dirname(sys.executable), "ansible-playbook"),
+        "-i",
+        os.path.join(work, "inv-%d" % nodes),
+        os.path.join(REPO, "playbooks", "site.yml"),
+        "--tags",
+        tags,
+        "-e",
+        "roce_k8s_mode=render",
+        "-e",
+        "roce_render_dir=" + render_dir,
+    ]
+    if args.forks:
+        cmd += ["--forks", str(args.forks)]
+    env = dict(
+        os.environ,
+        ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"),
+        ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build", "collections"),
+        ANSIBLE_NOCOLOR="1",
+        ANSIBLE_FORCE_COLOR="0",
+    )
+    if args.profile:
+        env.update(ANSIBLE_CALLBACKS_ENABLED="ansible.posix.profile_tasks", PROFILE_TASKS_TASK_OUTPUT_LIMIT="5")
+    load_before = os.getloadavg()[0]
+    start = time.monotonic()
+    proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, check=False, timeout=args.timeout)
+    wall = time.monotonic() - start
+    load_after = os.getloadavg()[0]
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stdout[-6000:] + proc.stderr[-3000:])
+        raise SystemExit("site.yml --tags %s on %d nodes failed (rc=%d)" % (tags, nodes, proc.returncode))
+    result = {"seconds": round(wall, 2), "load_before": round(load_before, 2), "load_after": round(load_after, 2)}
+    if "sriov" in tags:
+        kinds = count_kinds(render_dir)
+        result["rendered"] = kinds
+        for kind in ("SriovNetworkNodePolicy", "SriovNetwork"):
+            if kinds.get(kind) != nodes:
+                raise SystemExit("render on %d nodes wrote %s %s objects, expected one per node" % (nodes, kinds.get(kind), kind))
+        if kinds.get("NicClusterPolicy") != 1:
+            raise SystemExit("render on %d nodes wrote no NicClusterPolicy: %s" % (nodes, kinds))
+    if args.profile:
+        result["slowest_tasks"] = [
+            (m.group("task").strip(), float(m.group("secs"))) for m in map(PROFILE_LINE.match, proc.stdout.splitlines()) if m
+        ][:5]
+    shutil.rmtree(render_dir, ignore_errors=True)
+    return result
+
+
+def summarise(results, node_counts):
+    base = node_counts[0]
+    rows = []
+    for nodes in node_counts:
+        row = {"nodes": nodes}
+        for mode, _tags in MODES:
+            runs = results[nodes][mode]
+            secs = [r["seconds"] for r in runs]
+            row[mode] = min(secs)
+            row[mode + "_all"] = secs
+            row[mode + "_load"] = [r["load_before"] for r in runs]
+            row[mode + "_ratio"] = round(min(secs) / min(r["seconds"] for r in results[base][mode]), 2)
+        rows.append(row)
+    return rows
+
+
+def table(rows, label, args, started):
+    base = rows[0]["nodes"]
+    nodes_arg = ",".join(str(r["nodes"]) for r in rows)
+    cmd = ".venv/bin/python benchmarks/site_scale.py --nodes %s --repeat %d --label %s" % (nodes_arg, args.repeat, label)
+    if args.forks:
+        cmd += " --forks %d" % args.forks
+    out = [
+        "<!-- site_scale:%s:begin (written by benchmarks/site_scale.py) -->" % label,
+        "**%s** — measured %s, commit `%s`, ansible-core %s, forks %s, 2 shared cores." % (
+            label, started, git_head(), ansible_version(), args.forks or "20 (ansible.cfg)"),
+        "",
+        "```sh",
+        cmd,
+        "```",
+        "",
+        "| nodes | `--tags never` (validation) | ratio vs %d | `--tags operator,sriov` (validation + render) | ratio vs %d | load avg before each run |" % (base, base),
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        out.append(
+            "| %d | **%.1f s**%s | %.2f× | **%.1f s**%s | %.2f× | %s |"
+            % (
+                r["nodes"],
+                r["validate"],
+                " (runs: %s)" % ", ".join("%.1f" % s for s in r["validate_all"]) if len(r["validate_all"]) > 1 else "",
+                r["validate_ratio"],
+                r["render"],
+                " (runs: %s)" % ", ".join("%.1f" % s for s in r["render_all"]) if len(r["render_all"]) > 1 else "",
+                r["render_ratio"],
+                " / ".join("%.1f" % x for x in r["validate_load"] + r["render_load"]),
+            )
+        )
+    out.append("<!-- site_scale:%s:end -->" % label)
+    return "\n".join(out)
+
+
+def write_readme(block, label):
+    with open(README) as fh:
+        text = fh.read()
+    begin = "<!-- site_scale:%s:begin" % label
+    end = "<!-- site_scale:%s:end -->" % label
+    anchor = "<!-- site_scale:blocks -->"
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        tail = rest.split(end, 1)[1]
+        text = head + block + tail
+    elif anchor in text:
+        text = text.replace(anchor, block + "\n\n" + anchor, 1)
+    else:
+        sys.stderr.write("benchmarks/README.md has no %s anchor: figures not written there\n" % anchor)
+        return False
+    with open(README, "w") as fh:
+        fh.write(text)
+    return True
+
+
+def git_head():
+    proc = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True, check=False)
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", "playbooks", "roles", "plugins"], cwd=REPO,
+                           capture_output=True, text=True, check=False).stdout.strip()
+    return proc.stdout.strip() + ("+local changes" if dirty else "")
+
+
+def ansible_version():
+    try:
+        from ansible.release import __version__  # noqa: PLC0415
+    except ImportError:
+        return "?"
+    return __version__
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
+    ap.add_argument("--nodes", default="100,300,1000", help="comma-separated node counts, smallest first (default 100,300,1000)")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per node count and mode; the table shows the fastest and all")
+    ap.add_argument("--forks", type=int, help="ansible-playbook --forks (default: ansible.cfg's 20)")
+    ap.add_argument("--label", default="current", help="README block to (re)write, e.g. before / after")
+    ap.add_argument("--no-readme", action="store_true", help="print only, leave benchmarks/README.md alone")
+    ap.add_argument("--profile", action="store_true", help="enable ansible.posix.profile_tasks and report the slowest tasks")
+    ap.add_argument("--timeout", type=int, default=3600, help="seconds per ansible-playbook run")
+    ap.add_argument("--json", help="write the raw figures here")
+    ap.add_argument("--keep", help="work directory to keep (default: a temporary one, removed)")
+    args = ap.parse_args()
+    node_counts = sorted(int(n) for n in args.nodes.split(","))
+
+    started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    work = args.keep or tempfile.mkdtemp(prefix="gpufabric-site-scale-")
+    os.makedirs(work, exist_ok=True)
+    try:
+        for nodes in node_counts:
+            inv = os.path.join(work, "inv-%d" % nodes)
+            if not os.path.isdir(inv):
+                generate_inventory(inv, nodes)
+        results = {n: {m: [] for m, _t in MODES} for n in node_counts}
+        # Interleave node counts and modes so a load spike from the other users of the machine
+        # does not land on one column only.
+        for attempt in range(args.repeat):
+            for nodes in node_counts:
+                for mode, tags in MODES:
+                    r = run_site(work, nodes, tags, args, attempt)
+                    results[nodes][mode].append(r)
+                    print("%5d nodes  %-8s %7.2f s  (load %.1f -> %.1f)%s" % (
+                        nodes, mode, r["seconds"], r["load_before"], r["load_after"],
+                        "".join("\n      %6.2fs %s" % (s, t) for t, s in r.get("slowest_tasks", []))), flush=True)
+        rows = summarise(results, node_counts)
+        block = table(rows, args.label, args, started)
+        print("\n" + block)
+        largest = rows[-1]
+        goals = {
+            "render_%d_le_%ds" % (largest["nodes"], GOAL_WALL_S): largest["render"] <= GOAL_WALL_S,
+            "ratio_%d_vs_%d_le_%dx" % (largest["nodes"], rows[0]["nodes"], GOAL_RATIO): max(largest["validate_ratio"], largest["render_ratio"]) <= GOAL_RATIO,
+        }
+        print("\ngoals: %s" % json.dumps(goals))
+        if args.json:
+            with open(args.json, "w") as fh:
+                json.dump({"started": started, "rows": rows, "raw": results, "goals": goals}, fh, indent=2)
+        if not args.no_readme:
+            write_readme(block, args.label)
+        return 0 if all(goals.values()) else 1
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
