@@ -1,0 +1,160 @@
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The user's path: build the collection, install the tarball into a clean directory, use it from there.
+
+Nothing here reads the checkout after the build: ANSIBLE_COLLECTIONS_PATH is only the install
+directory (plus the collections the ansible package bundles in the venv, kubernetes.core among
+them), the working directory is a temporary one (so the checkout's ansible.cfg is not read), and
+Galaxy is not contacted (--no-deps; no network here).
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+
+import pytest
+import yaml
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+VENV_BIN = os.path.dirname(sys.executable)
+
+# Dev-only paths that must not ship (galaxy.yml build_ignore), and what users need that must.
+EXCLUDED = (
+    "lab/", "benchmarks/", "Makefile", "requirements-dev.txt", "requirements.txt", ".ci/", "ansible.cfg",
+    "inventories/lab/", "molecule/lab/", "molecule/k8s/", "molecule/k8s_stubbed/",
+    "tests/integration/", "tests/sanity/", "tests/k8s/", "changelogs/fragments/", ".venv/", ".build/",
+)
+REQUIRED = (
+    "galaxy.yml", "README.md", "LICENSE", "meta/runtime.yml", "meta/execution-environment.yml", "meta/ee-requirements.txt",
+    "meta/ee-bindep.txt", "playbooks/site.yml", "inventories/example/hosts.yml", "molecule/k8s_render/molecule.yml",
+    "docs/awx.md", "docs/awx-project/playbooks/site.yml", "docs/awx-project/collections/requirements.yml",
+    "execution-environment.yml", "tests/unit/plugins/module_utils/k8s_crd_schema.py", "tests/crds/fetch_upstream_crds.py",
+)
+
+
+def _env(collections):
+    env = dict(os.environ, PATH=VENV_BIN + os.pathsep + os.environ.get("PATH", ""), ANSIBLE_COLLECTIONS_PATH=str(collections),
+               ANSIBLE_GALAXY_SERVER_LIST="", ANSIBLE_NOCOLOR="1")
+    env.pop("ANSIBLE_CONFIG", None)
+    return env
+
+
+def _run(cmd, cwd, env, timeout=900):
+    proc = subprocess.run(cmd, cwd=str(cwd), env=env, capture_output=True, text=True, timeout=timeout, check=False)
+    assert proc.returncode == 0, "%s: rc %d\n%s\n%s" % (" ".join(cmd), proc.returncode, proc.stdout[-6000:], proc.stderr[-4000:])
+    return proc
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("install")
+    collections = tmp / "collections"
+    env = _env(collections)
+    _run([os.path.join(VENV_BIN, "ansible-galaxy"), "collection", "build", REPO, "--output-path", str(tmp)], tmp, env)
+    tarballs = sorted(tmp.glob("gpufabric-roce-*.tar.gz"))
+    assert len(tarballs) == 1, tarballs
+    _run([os.path.join(VENV_BIN, "ansible-galaxy"), "collection", "install", "--no-deps", "-p", str(collections), str(tarballs[0])], tmp, env)
+    root = collections / "ansible_collections" / "gpufabric" / "roce"
+    assert (root / "MANIFEST.json").is_file()
+    return {"tmp": tmp, "tarball": tarballs[0], "root": root, "env": env}
+
+
+def test_tarball_ships_what_users_need_and_nothing_dev_only(installed):
+    with tarfile.open(installed["tarball"]) as tar:
+        names = [n[2:] if n.startswith("./") else n for n in tar.getnames()]
+    shipped = set(names) | {n + "/" for n in names}
+    leaked = sorted(n for n in shipped for ex in EXCLUDED if n == ex or n.startswith(ex))
+    assert leaked == [], "dev-only paths in the tarball: %s" % leaked[:20]
+    assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
+    missing = [r for r in REQUIRED if r not in shipped and r != "galaxy.yml"]
+    assert missing == [], missing
+    manifest = json.loads(tar_member(installed["tarball"], "MANIFEST.json"))
+    assert manifest["collection_info"]["dependencies"] == {"kubernetes.core": ">=5.0.0"}
+
+
+def tar_member(path, name):
+    with tarfile.open(path) as tar:
+        return tar.extractfile(name).read().decode()
+
+
+def _ansible_doc_json(installed, plugin_type, names):
+    proc = _run([os.path.join(VENV_BIN, "ansible-doc"), "-t", plugin_type, "--json", *names], installed["tmp"], installed["env"])
+    assert "[ERROR]" not in proc.stderr and "[WARNING]" not in proc.stderr, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_ansible_doc_for_every_module(installed):
+    modules = sorted(p.stem for p in (installed["root"] / "plugins" / "modules").glob("*.py") if not p.name.startswith("_"))
+    assert {"rdma_facts", "sriov_vf", "vlan_gateway", "perftest"} <= set(modules)
+    docs = _ansible_doc_json(installed, "module", ["gpufabric.roce." + m for m in modules])
+    for m in modules:
+        doc = docs["gpufabric.roce." + m]["doc"]
+        assert doc["module"] == m and doc["short_description"] and doc.get("options") is not None, m
+        assert docs["gpufabric.roce." + m]["examples"], "%s has no EXAMPLES" % m
+
+
+def test_ansible_doc_for_every_filter(installed):
+    listing = _run([os.path.join(VENV_BIN, "ansible-doc"), "-t", "filter", "-l", "gpufabric.roce", "--json"], installed["tmp"], installed["env"])
+    filters = json.loads(listing.stdout)
+    assert len(filters) >= 20, filters
+    undocumented = sorted(name for name, desc in filters.items() if "UNDOCUMENTED" in str(desc))
+    assert undocumented == [], undocumented
+    docs = _ansible_doc_json(installed, "filter", sorted(filters))
+    for name in filters:
+        doc = docs[name]["doc"]
+        assert doc["short_description"] and "_input" in doc["options"], name
+        assert docs[name]["examples"] and docs[name]["return"], name
+
+
+def test_ansible_doc_for_every_role(installed):
+    roles = sorted(p.name for p in (installed["root"] / "roles").iterdir() if (p / "meta" / "argument_specs.yml").is_file())
+    assert {"preflight", "host_network", "network_operator", "sriov_networks", "rdma_verify"} <= set(roles)
+    docs = _ansible_doc_json(installed, "role", ["gpufabric.roce." + r for r in roles])
+    for r in roles:
+        assert docs["gpufabric.roce." + r]["entry_points"]["main"]["options"], r
+
+
+def test_antsibull_docs_lint_on_the_installed_copy(installed):
+    proc = subprocess.run([os.path.join(VENV_BIN, "antsibull-docs"), "lint-collection-docs", "--plugin-docs", str(installed["root"])],
+                          cwd=str(installed["tmp"]), env=installed["env"], capture_output=True, text=True, timeout=900, check=False)
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
+
+
+def test_site_playbook_renders_from_the_installed_copy(installed):
+    render = installed["tmp"] / "render"
+    inventory = installed["root"] / "inventories" / "example"
+    before = {p for p in installed["root"].rglob("*")}
+    # The example inventory's nodes do not exist: run the phases that work without them, on the controller.
+    _run([os.path.join(VENV_BIN, "ansible-playbook"), "gpufabric.roce.site", "-i", str(inventory), "--tags", "operator,sriov",
+          "-e", "roce_k8s_mode=render", "-e", "roce_render_dir=%s" % render], installed["tmp"], installed["env"])
+    docs = []
+    for path in render.rglob("*.y*ml"):
+        docs += [d for d in yaml.safe_load_all(path.read_text()) if isinstance(d, dict)]
+    kinds = {d.get("kind") for d in docs}
+    assert {"NicClusterPolicy", "SriovNetworkNodePolicy", "SriovNetwork"} <= kinds, kinds
+    nodes = sorted(d["spec"]["nodeSelector"]["kubernetes.io/hostname"] for d in docs if d.get("kind") == "SriovNetworkNodePolicy")
+    assert nodes == ["node1", "node2"]
+    assert any("values" in p.name for p in render.rglob("*")), "no Helm values written"
+    # Nothing was written into the installed collection.
+    assert {p for p in installed["root"].rglob("*")} - before == set()
+
+
+def test_awx_project_wrapper_runs_the_same_playbook(installed):
+    """docs/awx-project as AWX would check it out: its playbooks/site.yml imports gpufabric.roce.site."""
+    project = installed["tmp"] / "project"
+    shutil.copytree(installed["root"] / "docs" / "awx-project", project)
+    shutil.copytree(installed["root"] / "inventories" / "example", project / "inventories" / "example")
+    reqs = yaml.safe_load((project / "collections" / "requirements.yml").read_text())
+    assert [c["name"] for c in reqs["collections"]] == ["gpufabric.roce"]
+
+    def tasks(playbook):
+        out = _run([os.path.join(VENV_BIN, "ansible-playbook"), playbook, "-i", str(project / "inventories" / "example"), "--list-tasks"],
+                   project, installed["env"]).stdout
+        return [line for line in out.splitlines() if not line.startswith("playbook:")]
+
+    wrapped = tasks(str(project / "playbooks" / "site.yml"))
+    assert any("Phase 4" in line for line in wrapped), wrapped
+    assert wrapped == tasks("gpufabric.roce.site")
