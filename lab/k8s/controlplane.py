@@ -98,7 +98,9 @@ def _unpack_envtest(tarball, sums, dest):
 
 def resolve_assets():
     """The directory of binaries: $KUBEBUILDER_ASSETS, else the shared tarball unpacked under .build."""
-    if os.environ.get("KUBEBUILDER_ASSETS"):
+    unpacked = REPO / ".build" / "envtest" / "envtest"
+    # KUBEBUILDER_ASSETS naming the default unpack directory (as molecule/k8s exports it) means "the shared tarball".
+    if os.environ.get("KUBEBUILDER_ASSETS") and Path(os.environ["KUBEBUILDER_ASSETS"]).resolve() != unpacked:
         assets = Path(os.environ["KUBEBUILDER_ASSETS"])
         source = "KUBEBUILDER_ASSETS=%s" % assets
     else:
@@ -109,7 +111,7 @@ def resolve_assets():
                 "no Kubernetes binaries: KUBEBUILDER_ASSETS is not set and %s (with SHA256SUMS next to it) does not exist. "
                 "Set KUBEBUILDER_ASSETS to a directory holding %s, or GPUFABRIC_SHARED_DIR to the directory that has envtest/%s"
                 % (tarball, ", ".join(BINARIES), ENVTEST_TARBALL))
-        assets = _unpack_envtest(tarball, sums, REPO / ".build" / "envtest")
+        assets = _unpack_envtest(tarball, sums, unpacked.parent)
         source = "%s unpacked in %s" % (tarball, assets)
     missing = [b for b in BINARIES if not os.access(assets / b, os.X_OK)]
     if missing:
@@ -148,7 +150,7 @@ def _spawn(state_dir, name, argv, env=None, cwd=None):
     return record
 
 
-STATE_FILES = {"etcd-data", "certs", "sa.key", "sa.pub", "tokens.csv", "kubeconfig", "hardware.json", "cluster.json",
+STATE_FILES = {"bin", "etcd-data", "certs", "sa.key", "sa.pub", "tokens.csv", "kubeconfig", "hardware.json", "cluster.json",
                "standins.status.json", "standins.status.tmp", "standins-device-plugin.json"}
 
 
@@ -310,6 +312,10 @@ def start(args):
     state_dir.mkdir(parents=True)
     os.chmod(state_dir, 0o700)
     (state_dir / "hardware.json").write_text(json.dumps(nodes, indent=2), encoding="utf-8")
+    # <state>/bin is a fixed place for helm and kubectl, whatever KUBEBUILDER_ASSETS was (molecule/k8s puts it on PATH).
+    (state_dir / "bin").mkdir()
+    for name in BINARIES:
+        (state_dir / "bin" / name).symlink_to(assets / name)
     try:
         t1 = time.time()
         ports, token = _start_etcd_and_apiserver(state_dir, assets)
