@@ -18,7 +18,7 @@ import os
 import re
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import format_error
-from ansible_collections.gpufabric.roce.plugins.module_utils._perftest_cmdline import (  # noqa: F401 (re-exported)
+from ansible_collections.gpufabric.roce.plugins.module_utils._perftest_cmdline import (
     BW_TESTS,
     DURATION_MARGIN,
     LAT_TESTS,
@@ -27,7 +27,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._perftest_cmdline i
     extra_args_problem,
     perftest_options,
 )
-from ansible_collections.gpufabric.roce.plugins.module_utils._perftest_output import (  # noqa: F401 (re-exported)
+from ansible_collections.gpufabric.roce.plugins.module_utils._perftest_output import (
     MIB,
     classify,
     classify_error,
@@ -36,6 +36,14 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._perftest_output im
     parse_output,
 )
 
+
+# the module, the filters and the tests use this one name space; the command line and the output
+# reading live in _perftest_cmdline and _perftest_output
+__all__ = ['BW_TESTS', 'DURATION_MARGIN', 'LAT_TESTS', 'MIB', 'TESTS', 'PerftestError', 'add_link_percentage',
+           'build_command', 'check_thresholds', 'classify', 'classify_error', 'collect_warnings', 'describe_side',
+           'extra_args_problem', 'failure_details', 'failure_message', 'gid_entry', 'gid_to_ipv4', 'input_error',
+           'list_devices', 'parse_gid_index', 'parse_output', 'perftest_options', 'read_gid_table', 'read_link_speed',
+           'run', 'select_gid', 'validate']
 
 # perftest's own limits (src/perftest_parameters.h: MAX_SIZE, MIN_ITER, MAX_QP_NUM)
 MAX_SIZE = 8388608

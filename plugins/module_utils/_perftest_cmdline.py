@@ -182,8 +182,8 @@ def extra_args_problem(params, gid_index):
                     'remove %s from extra_args: metrics returns bw_average_gbps, bw_average_mib_s, '
                     'msg_rate_mpps and t_avg_us' % written)
         if option in ('run_infinitely', 'h', 'V'):
-            return ('%s runs no measurement the module can report (%s)' % (
-                        written, 'it runs until killed' if option == 'run_infinitely' else 'help/version only'),
+            why = 'it runs until killed' if option == 'run_infinitely' else 'help/version only'
+            return ('%s runs no measurement the module can report (%s)' % (written, why),
                     'remove %s from extra_args and use duration or iterations' % written)
         if option == 'b' and params['test'] in LAT_TESTS:
             return ('%s refuses %s ("Bidirectional is only available in BW test")' % (params['test'], written),

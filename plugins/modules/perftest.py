@@ -258,6 +258,20 @@ EXAMPLES = r"""
     size: 64
     max_lat_us: 10
 
+- name: Bidirectional bandwidth over 4 queue pairs (metrics are the sum of both directions)
+  gpufabric.roce.perftest:
+    test: ib_write_bw
+    role: client
+    server: 10.255.0.2
+    gid_index: auto
+    netdev: enp157s0np0.100
+    qps: 4
+    duration: 10
+    timeout: 40
+    extra_args: [-b, --report-both]
+    min_bw_pct_of_link: 80  # of twice the link speed, since -b counts both directions
+  register: bidir
+
 - name: Plan only (check mode) - resolve the GID and show the command
   gpufabric.roce.perftest:
     test: ib_send_bw
