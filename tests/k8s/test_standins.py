@@ -9,10 +9,12 @@ config-daemon nodes by a label the network-operator sets), and `stop` last.
 
 import calendar
 import json
+import os
 import time
+from pathlib import Path
 
 import pytest
-from k8s_helpers import APPLY_DELAY, NAMESPACE, RELEASE, SYNC_DELAY, wait_for
+from k8s_helpers import APPLY_DELAY, NAMESPACE, RELEASE, SYNC_DELAY, TIMINGS, wait_for
 from controlplane import alive
 from standins import _kube, kubelet, network_operator, sriov_cni, sriov_operator
 
@@ -312,6 +314,11 @@ def test_nodes_stay_schedulable_beyond_the_node_monitor_grace_period(cluster):
 def test_stop_leaves_no_process_behind(cluster):
     records = cluster.records()
     assert set(records) == {"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "standins"}
+    tick = os.sysconf("SC_CLK_TCK")
+    for name, rec in records.items():
+        fields = Path("/proc/%d/stat" % rec["pid"]).read_text(encoding="utf-8").rsplit(")", 1)[1].split()
+        TIMINGS["cpu %s (s)" % name] = round((int(fields[11]) + int(fields[12])) / tick, 1)
+    TIMINGS["control plane lifetime (s)"] = round(time.time() - cluster.info["started"], 1)
     cluster.controlplane("stop")
     assert [name for name, rec in records.items() if alive(rec)] == []
     assert not cluster.state_dir.exists()
