@@ -30,7 +30,6 @@ import json
 import os
 import re
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -164,7 +163,8 @@ def table(rows, label, args, started):
         cmd,
         "```",
         "",
-        "| nodes | `--tags never` (validation) | ratio vs %d | `--tags operator,sriov` (validation + render) | ratio vs %d | load avg before each run |" % (base, base),
+        "| nodes | `--tags never` (validation) | ratio vs %d | `--tags operator,sriov` (validation + render) | ratio vs %d | load avg before each run |"
+        % (base, base),
         "|---|---|---|---|---|---|",
     ]
     for r in rows:

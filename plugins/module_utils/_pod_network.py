@@ -110,16 +110,19 @@ def _overlaps(nodes, fabric):
     CIDR blocks are nested or disjoint, so after sorting by first address a block overlaps the
     group iff it starts before the furthest end seen so far: O(N log N), not N^2 comparisons."""
     order = {n: i for i, n in enumerate(nodes)}
-    errors = []
+    errors, reported = [], set()
     cur = None  # (version, last address, node) with the furthest end so far
     for node in sorted(nodes, key=lambda n: (fabric[n]['subnet'].version, int(fabric[n]['subnet'].network_address), order[n])):
         net = fabric[node]['subnet']
         first, last = int(net.network_address), int(net.broadcast_address)
         if cur is not None and cur[0] == net.version and first <= cur[1]:
             a, b = sorted((cur[2], node), key=order.get)
-            errors.append(GpufabricError(b, 'roce_pod_subnet', '%s' % fabric[b]['subnet'],
-                                         'overlaps roce_pod_subnet %s of %s' % (fabric[a]['subnet'], a),
-                                         'give every node of roce_nodes a disjoint pod subnet, e.g. consecutive /30s'))
+            # One line per node: the node a wide block overlaps several times is named once.
+            if b not in reported:
+                reported.add(b)
+                errors.append(GpufabricError(b, 'roce_pod_subnet', '%s' % fabric[b]['subnet'],
+                                             'overlaps roce_pod_subnet %s of %s' % (fabric[a]['subnet'], a),
+                                             'give every node of roce_nodes a disjoint pod subnet, e.g. consecutive /30s'))
         if cur is None or cur[0] != net.version or last > cur[1]:
             cur = (net.version, last, node)
     return sorted(errors, key=lambda e: order[e.host])

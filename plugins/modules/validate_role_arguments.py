@@ -22,7 +22,7 @@ description:
     only through reading their variables.
   - Fails listing every problem, each naming the host (and how many others share it), the option, its value, the
     validator's message and the fix - the option itself, or the inventory variable its role default reads.
-  - P(playbooks/site.yml) runs it in its validation play for the host roles and then enters them through their
+  - C(playbooks/site.yml) runs it in its validation play for the host roles and then enters them through their
     C(prevalidated) entry point, which has no argument spec, so no per-host argument-spec task runs again.
   - This is an action plugin; the module file only holds the documentation.
 author:

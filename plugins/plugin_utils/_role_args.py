@@ -37,6 +37,8 @@ def _any_name(*args, **kwargs):
     return None
 
 
+# Functions of Ansible's and Jinja's template globals: mentioned like variables, but not variables.
+_GLOBALS = frozenset(('lookup', 'query', 'q', 'now', 'undef', 'range', 'dict', 'lipsum', 'cycler', 'joiner', 'namespace'))
 _ENV = Environment()
 _ENV.filters = _AnyName()
 _ENV.tests = _AnyName()
@@ -87,7 +89,7 @@ def refs(value):
         key = '%s' % text
         if key not in _REFS_CACHE:
             try:
-                found = frozenset(meta.find_undeclared_variables(_ENV.parse(key)))
+                found = frozenset(meta.find_undeclared_variables(_ENV.parse(key))) - _GLOBALS
             except TemplateSyntaxError:
                 found = None  # let the templar report it, per host
             _REFS_CACHE[key] = (found, found is None or bool(found & _DYNAMIC_NAMES) or bool(_DYNAMIC_LOOKUP.search(key)))

@@ -88,3 +88,112 @@ def test_filter_plugin_wraps_errors():
     assert f(REFERENCE, 'node1', NODES)['name'] == 'enp157s0np0.100'
     with pytest.raises(AnsibleFilterError, match='roce_pod_gateway="10.255.1.6": is outside'):
         f(with_vars('node2', roce_pod_gateway='10.255.1.6'), 'node1', NODES)
+
+
+# ---- fleet scale: one validation pass, each node reads its slice ---------------------------------
+
+from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import (  # noqa: E402
+    FabricErrors,
+    fabric_table,
+    gateway_args,
+)
+
+
+def fleet(count, **overrides):
+    """count seed-shaped nodes, one consecutive /30 each; overrides: {host: {var: value}}."""
+    import ipaddress  # noqa: PLC0415
+
+    nets = ipaddress.ip_network('10.255.0.0/16').subnets(new_prefix=30)
+    hv = {}
+    for i in range(1, count + 1):
+        net = next(nets)
+        hv['n%04d' % i] = {'roce_pf': 'enp157s0np0', 'roce_pod_subnet': str(net), 'roce_pod_gateway': str(net[2])}
+    for host, kw in overrides.items():
+        hv[host].update(kw)
+    return hv
+
+
+def test_table_then_slice_equals_the_per_node_plan():
+    hv = fleet(50)
+    nodes = list(hv)
+    table = fabric_table(hv, nodes)
+    assert table['kind'] == 'vlan_gateway_fabric' and table['vlan_id'] == 100 and list(table['nodes']) == nodes
+    for host in ('n0001', 'n0025', 'n0050'):
+        assert gateway_args(table, host) == vlan_gateway_plan(hv, host, nodes)
+        # the filter accepts the table as its input too (nodes then ignored)
+        assert vlan_gateway_plan(table, host) == vlan_gateway_plan(hv, host, nodes)
+    plan = gateway_args(table, 'n0002')
+    assert plan['addresses'] == ['10.255.0.6/30'] and len(plan['routes']) == 49
+    assert {'dst': '10.255.0.0/30', 'via': '10.255.0.2', 'onlink': True} in plan['routes']
+
+
+def test_table_reads_each_node_once():
+    class Counting(dict):
+        reads = 0
+
+        def __getitem__(self, host):
+            Counting.reads += 1
+            return dict.__getitem__(self, host)
+
+    hv = Counting(fleet(200))
+    fabric_table(hv, list(hv))
+    # five variables per node, read once per run (planning per node read 200 x 200 x 5)
+    assert Counting.reads <= 200 * 5
+
+
+def test_overlap_sweep_finds_every_overlap_and_names_the_earlier_node():
+    hv = fleet(6, n0005={'roce_pod_subnet': '10.255.0.0/28', 'roce_pod_gateway': '10.255.0.14'},
+               n0006={'roce_pod_subnet': '10.255.0.8/30', 'roce_pod_gateway': '10.255.0.10'})
+    with pytest.raises(FabricErrors) as err:
+        fabric_table(hv, list(hv))
+    lines = str(err.value).splitlines()
+    assert lines[0] == '2 problems in the pod network of the nodes:'
+    # n0005's /28 covers n0001..n0004; n0006 duplicates n0003's /30 (and sits inside n0005's /28).
+    assert lines[1] == ('n0005: roce_pod_subnet="10.255.0.0/28": overlaps roce_pod_subnet 10.255.0.0/30 of n0001. '
+                        'Fix: give every node of roce_nodes a disjoint pod subnet, e.g. consecutive /30s')
+    assert lines[2].startswith('n0006: roce_pod_subnet="10.255.0.8/30": overlaps roce_pod_subnet ')
+    assert err.value.errors[0].host == 'n0005'
+
+
+def test_disjoint_mixed_sizes_and_families_do_not_overlap():
+    hv = {
+        'a': {'roce_pf': 'p', 'roce_pod_subnet': '10.0.0.0/24', 'roce_pod_gateway': '10.0.0.1'},
+        'b': {'roce_pf': 'p', 'roce_pod_subnet': '10.0.1.0/30', 'roce_pod_gateway': '10.0.1.2'},
+        'c': {'roce_pf': 'p', 'roce_pod_subnet': 'fd00::/64', 'roce_pod_gateway': 'fd00::1'},
+        'd': {'roce_pf': 'p', 'roce_pod_subnet': '9.255.255.252/30', 'roce_pod_gateway': '9.255.255.254'},
+    }
+    table = fabric_table(hv, list(hv))
+    assert gateway_args(table, 'c')['addresses'] == ['fd00::1/64']
+
+
+def test_vlan_reference_is_the_majority_not_the_first_node():
+    hv = fleet(5, n0001={'roce_vlan_id': 200})
+    with pytest.raises(GpufabricError) as err:
+        fabric_table(hv, list(hv))
+    assert str(err.value) == ('n0001: roce_vlan_id=200: differs from roce_vlan_id 100 of n0002 and 3 other nodes. '
+                              'Fix: use one roce_vlan_id for all roce_nodes (set it in group_vars/roce_nodes)')
+
+
+def test_every_problem_at_once_capped_at_twenty_lines():
+    hv = fleet(30, **{'n%04d' % i: {'roce_pod_gateway': '10.9.9.9'} for i in range(1, 26)})
+    hv['n0030']['roce_pf'] = None
+    with pytest.raises(FabricErrors) as err:
+        fabric_table(hv, list(hv))
+    lines = str(err.value).splitlines()
+    assert lines[0] == '26 problems in the pod network of the nodes:'
+    assert len(lines) == 1 + 20 + 1 and lines[-1] == '... and 6 more problems of the same kinds'
+    assert len(err.value.errors) == 26 and err.value.errors[-1].field == 'roce_pf'
+
+
+def test_slice_of_a_host_outside_the_table():
+    table = fabric_table(REFERENCE, NODES)
+    with pytest.raises(GpufabricError, match='controller: host="controller": is not in roce_nodes'):
+        gateway_args(table, 'controller')
+
+
+def test_fabric_filter_plugin():
+    filters = FilterModule().filters()
+    table = filters['vlan_gateway_fabric'](REFERENCE, NODES)
+    assert filters['vlan_gateway_plan'](table, 'node2')['routes'] == [{'dst': '10.255.0.0/30', 'via': '10.255.0.2', 'onlink': True}]
+    with pytest.raises(AnsibleFilterError, match='node2: roce_pod_gateway="10.255.1.6": is outside'):
+        filters['vlan_gateway_fabric'](with_vars('node2', roce_pod_gateway='10.255.1.6'), NODES)
