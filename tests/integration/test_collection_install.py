@@ -126,7 +126,7 @@ def test_antsibull_docs_lint_on_the_installed_copy(installed):
 def test_site_playbook_renders_from_the_installed_copy(installed):
     render = installed["tmp"] / "render"
     inventory = installed["root"] / "inventories" / "example"
-    before = {p for p in installed["root"].rglob("*")}
+    before = set(installed["root"].rglob("*"))
     # The example inventory's nodes do not exist: run the phases that work without them, on the controller.
     _run([os.path.join(VENV_BIN, "ansible-playbook"), "gpufabric.roce.site", "-i", str(inventory), "--tags", "operator,sriov",
           "-e", "roce_k8s_mode=render", "-e", "roce_render_dir=%s" % render], installed["tmp"], installed["env"])
@@ -139,7 +139,7 @@ def test_site_playbook_renders_from_the_installed_copy(installed):
     assert nodes == ["node1", "node2"]
     assert any("values" in p.name for p in render.rglob("*")), "no Helm values written"
     # Nothing was written into the installed collection.
-    assert {p for p in installed["root"].rglob("*")} - before == set()
+    assert set(installed["root"].rglob("*")) - before == set()
 
 
 def test_awx_project_wrapper_runs_the_same_playbook(installed):

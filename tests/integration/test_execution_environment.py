@@ -73,7 +73,7 @@ def parse_containerfile(text):
         buf = ""
     stages, names = [], {}
     for line in logical:
-        op, _, args = line.strip().partition(" ")
+        op, _sep, args = line.strip().partition(" ")
         op = op.upper()
         if op == "FROM":
             m = re.match(r"^(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?\s*$", args, re.IGNORECASE)

@@ -51,7 +51,7 @@ def test_every_variable_named_exists(doc):
     assert len(names) >= 15, names
     missing = []
     for name in names:
-        top, _, sub = name.partition(".")
+        top, _sep, sub = name.partition(".")
         if sub:
             if sub not in options.get(top, {}):
                 missing.append(name)
