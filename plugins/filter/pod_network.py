@@ -13,16 +13,58 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import
 from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import vlan_gateway_plan as _plan
 
 
+def _is_template(value):
+    return isinstance(value, str) and ('{{' in value or '{%' in value)
+
+
+class _RawFirst(object):
+    """One node's variables for the pod-network checks, read once from Ansible's raw host variables.
+
+    ``hostvars[host]`` builds a template engine for the host and templates every value read; at
+    1,000 nodes that is most of the plan's time, yet the roce_* values are nearly always plain
+    inventory scalars. Plain values are used as they are; only a value that is itself a template
+    goes through ``hostvars[host]`` to be rendered in the host's context."""
+
+    def __init__(self, hostvars, host, raw):
+        self._hostvars, self._host, self._raw = hostvars, host, raw
+
+    def __getitem__(self, key):
+        value = self._raw[key]
+        if _is_template(value) or isinstance(value, (dict, list)):
+            return self._hostvars[self._host][key]
+        return value
+
+
+class _HostVarsView(object):
+    def __init__(self, hostvars):
+        self._hostvars = hostvars
+        self._cache = {}
+
+    def __getitem__(self, host):
+        if host not in self._cache:
+            raw = self._hostvars.raw_get(host)
+            self._cache[host] = _RawFirst(self._hostvars, host, raw) if isinstance(raw, dict) else {}
+        return self._cache[host]
+
+    def keys(self):
+        return self._hostvars.keys()
+
+
+def _view(hostvars):
+    # Ansible's HostVars has raw_get; plain mappings (tests, a fabric table) are used as they are.
+    return _HostVarsView(hostvars) if hasattr(hostvars, 'raw_get') else hostvars
+
+
 def vlan_gateway_fabric(hostvars, nodes=None):
     try:
-        return _fabric(hostvars, nodes)
+        return _fabric(_view(hostvars), nodes)
     except GpufabricError as exc:
         raise AnsibleFilterError(str(exc)) from exc
 
 
 def vlan_gateway_plan(hostvars, host, nodes=None):
     try:
-        return _plan(hostvars, host, nodes)
+        return _plan(_view(hostvars), host, nodes)
     except GpufabricError as exc:
         raise AnsibleFilterError(str(exc)) from exc
 

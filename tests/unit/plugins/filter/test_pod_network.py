@@ -197,3 +197,28 @@ def test_fabric_filter_plugin():
     assert filters['vlan_gateway_plan'](table, 'node2')['routes'] == [{'dst': '10.255.0.0/30', 'via': '10.255.0.2', 'onlink': True}]
     with pytest.raises(AnsibleFilterError, match='node2: roce_pod_gateway="10.255.1.6": is outside'):
         filters['vlan_gateway_fabric'](with_vars('node2', roce_pod_gateway='10.255.1.6'), NODES)
+
+
+def test_filter_reads_raw_host_variables_and_templates_only_templates():
+    class FakeHostVars(dict):
+        """Ansible's HostVars: raw_get gives a host's untemplated variables, [host][key] renders one."""
+
+        rendered = []
+
+        def raw_get(self, host):
+            return dict.__getitem__(self, host)
+
+        def __getitem__(self, host):
+            outer = self
+
+            class Rendering(dict):
+                def __getitem__(self, key):
+                    outer.rendered.append((host, key))
+                    return {'{{ pf_of_rack }}': 'ens1f0'}[dict.__getitem__(self, key)]
+
+            return Rendering(dict.__getitem__(outer, host))
+
+    hv = FakeHostVars(fleet(3, n0002={'roce_pf': '{{ pf_of_rack }}'}))
+    table = FilterModule().filters()['vlan_gateway_fabric'](hv, list(hv))
+    assert FakeHostVars.rendered == [('n0002', 'roce_pf')]
+    assert table['nodes']['n0002']['pf'] == 'ens1f0' and table['nodes']['n0001']['pf'] == 'enp157s0np0'
