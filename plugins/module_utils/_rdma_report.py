@@ -316,18 +316,14 @@ def pod_manifests(nodes, settings):
     return out
 
 
-def pod_placement(results, pods):
-    """Where each test pod landed. ``results``: the looped k8s_info (wait Ready) results; ``pods``: the manifests.
+def pod_placement(live, pods):
+    """Where each test pod landed. ``live``: the test pods as read from the API server; ``pods``: the manifests.
 
     Per pod: ``pod``, ``node`` (wanted), ``placed_on`` (spec.nodeName the scheduler bound it to), ``ready``,
     ``resource`` (the SR-IOV resource it requested), ``ok`` and a one-line ``line``; a pod that was not
     scheduled carries the scheduler's reason (its PodScheduled condition), e.g. Insufficient nvidia.com/...
     """
-    by_name = {}
-    for r in results or []:
-        found = (r or {}).get('resources') or []
-        if found:
-            by_name[found[0].get('metadata', {}).get('name')] = found[0]
+    by_name = {(p.get('metadata') or {}).get('name'): p for p in live or []}
     out = []
     for manifest in pods or []:
         name = manifest['metadata']['name']

@@ -279,7 +279,7 @@ def _pod_result(name, node=None, ready=False, scheduled_msg=None):
     if ready:
         conditions.append({'type': 'Ready', 'status': 'True'})
     spec = {'nodeName': node} if node else {}
-    return {'resources': [{'metadata': {'name': name}, 'spec': spec, 'status': {'phase': 'Running' if ready else 'Pending', 'conditions': conditions}}]}
+    return {'metadata': {'name': name}, 'spec': spec, 'status': {'phase': 'Running' if ready else 'Pending', 'conditions': conditions}}
 
 
 def test_pod_placement_reports_the_node_and_the_scheduler_reason():
@@ -297,4 +297,4 @@ def test_pod_placement_reports_the_node_and_the_scheduler_reason():
         'rdma-verify-node2: not scheduled: 0/3 nodes are available: 3 Insufficient nvidia.com/roce_node2.',
         'rdma-verify-node3: scheduled on node1 instead of node3',
     ]
-    assert rr.pod_placement([{'resources': []}], pods[:1])[0]['line'] == 'rdma-verify-node1: not found'
+    assert rr.pod_placement([], pods[:1])[0]['line'] == 'rdma-verify-node1: not found'
