@@ -30,25 +30,14 @@ author:
 options:
   roles:
     description:
-      - Roles of this collection whose argument specs to check, as a name (C(preflight) or C(gpufabric.roce.preflight))
-        or a mapping.
+      - Roles of this collection whose argument specs to check. Each item is a role name (C(preflight) or
+        C(gpufabric.roce.preflight)) or a mapping with the keys C(name) (required), C(entry_point) (default C(main))
+        and C(when).
+      - C(when) is a condition (a Jinja expression without braces, like a task's C(when)) evaluated per host in the
+        role's context; the role is only checked on hosts where it is true. Mirror the C(when) the role runs with.
     type: list
     elements: raw
     required: true
-    suboptions:
-      name:
-        description: The role, C(<name>) or C(gpufabric.roce.<name>).
-        type: str
-        required: true
-      entry_point:
-        description: The argument spec entry point.
-        type: str
-        default: main
-      when:
-        description:
-          - A condition (a Jinja expression without braces, like a task's C(when)) evaluated per host in the role's
-            context; the role is only checked on hosts where it is true. Mirror the C(when) the role is run with.
-        type: str
   hosts:
     description: Hosts to check. Defaults to the play's hosts (C(ansible_play_hosts_all)), so C(--limit) applies.
     type: list
@@ -89,12 +78,12 @@ hosts:
   type: int
   sample: 1000
 checked:
-  description: Host and role pairs checked (pairs whose O(roles[].when) was false are counted in RV(skipped)).
+  description: Host and role pairs checked (pairs whose C(when) was false are counted in RV(skipped)).
   returned: always
   type: int
   sample: 3000
 skipped:
-  description: Host and role pairs skipped by O(roles[].when).
+  description: Host and role pairs skipped by their C(when).
   returned: always
   type: int
   sample: 0
