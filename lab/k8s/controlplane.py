@@ -223,8 +223,8 @@ def _write_credentials(state_dir, port):
         ("tokens.csv", "%s,admin,admin-uid,system:masters\n" % token),
         ("kubeconfig", json.dumps({
             "apiVersion": "v1", "kind": "Config", "current-context": "gpufabric",
-            "clusters": [{"name": "gpufabric", "cluster": {"server": "https://127.0.0.1:%d" % port,
-                                                          "certificate-authority": str(state_dir / "certs" / "apiserver.crt")}}],
+            "clusters": [{"name": "gpufabric", "cluster": {
+                "server": "https://127.0.0.1:%d" % port, "certificate-authority": str(state_dir / "certs" / "apiserver.crt")}}],
             "users": [{"name": "admin", "user": {"token": token}}],
             "contexts": [{"name": "gpufabric", "context": {"cluster": "gpufabric", "user": "admin", "namespace": "default"}}],
         }, indent=2)),

@@ -283,6 +283,25 @@ def test_network_attachment_allocatable_and_pods(cluster, helm_release):
              and cluster.kube.get_or_none(sriov_path("sriovnetworks", "roce-node1")) is None)
 
 
+def test_a_recreated_node_state_starts_empty_and_keeps_the_resources(cluster, helm_release):
+    rv = cluster.kube.get(sriov_path("sriovnetworknodestates"))["metadata"]["resourceVersion"]
+    cluster.kube.delete(sriov_path("sriovnetworknodestates", "node1"))
+    during_empty = []
+
+    def done(state):
+        if not (state.get("spec") or {}).get("interfaces") and (state.get("status") or {}).get("syncStatus") == "Succeeded":
+            during_empty.append(node(cluster, "node1")["status"]["allocatable"].get("nvidia.com/roce_node1"))
+        return pf_status(state, "0000:9d:00.0").get("numVfs") == 8 and state["status"].get("syncStatus") == "Succeeded"
+
+    seen = watch_state(cluster, "node1", done, rv)
+    assert [k for k, _o in seen][:2] == ["DELETED", "ADDED"]
+    steps = phases(seen[1:], "0000:9d:00.0")
+    assert steps[:2] == [(None, None, None, None), (None, "Succeeded", None, None)], steps
+    assert steps[-2:] == [(8, "InProgress", None, None), (8, "Succeeded", 8, None)], steps
+    assert during_empty and set(during_empty) == {"8"}  # the device plugin was not restarted by the new empty state
+    assert node(cluster, "node1")["status"]["allocatable"]["nvidia.com/roce_node1"] == "8"
+
+
 def test_removing_a_policy_clears_the_spec_and_the_resource(cluster, helm_release):
     cluster.kube.delete(sriov_path("sriovnetworknodepolicies", "roce-node2"))
 
@@ -294,6 +313,16 @@ def test_removing_a_policy_clears_the_spec_and_the_resource(cluster, helm_releas
     wait_for("nvidia.com/roce_node2 removed from node2", lambda: "nvidia.com/roce_node2" not in node(cluster, "node2")["status"]["capacity"])
     assert "nvidia.com/roce_node2" not in node(cluster, "node2")["status"]["allocatable"]
     assert node(cluster, "node1")["status"]["allocatable"]["nvidia.com/roce_node1"] == "8"
+
+
+def test_helm_uninstall_runs_the_pre_delete_hook(cluster, helm_release):
+    cluster.run("helm", "uninstall", RELEASE, "--namespace", NAMESPACE, "--wait", "--timeout", "3m")
+    assert json.loads(cluster.run("helm", "list", "-n", NAMESPACE, "-o", "json").stdout) == []
+    # The sriov subchart's pre-delete Job ran to completion (helm waits for it) and was deleted by its policy.
+    assert cluster.kube.items(_kube.path("batch", "v1", "jobs", namespace=NAMESPACE)) == []
+    assert cluster.kube.get_or_none(sriov_path("sriovoperatorconfigs", "default")) is None
+    wait_for("node states garbage-collected with their SriovOperatorConfig", lambda: cluster.kube.items(sriov_path("sriovnetworknodestates")) == [])
+    wait_for("the chart's pods gone", lambda: cluster.kube.items(_kube.path("", "v1", "pods", namespace=NAMESPACE)) == [])
 
 
 # ---- lifetime -----------------------------------------------------------------------------------

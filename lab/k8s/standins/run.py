@@ -63,8 +63,8 @@ def build(args, kube, nodes):
         "kubelet": lambda: kubelet.KubeletStandin(kube, nodes),
         "nfd": lambda: nfd.NfdStandin(kube, nodes),
         "network-operator": lambda: network_operator.NetworkOperatorStandin(kube, nodes, args.crds_dir),
-        "sriov": lambda: sriov_operator.SriovStandin(kube, nodes, args.namespace, args.resource_prefix, sync_delay=args.sync_delay,
-                                                      apply_delay=args.apply_delay, state_dir=args.state_dir),
+        "sriov": lambda: sriov_operator.SriovStandin(
+            kube, nodes, args.namespace, args.resource_prefix, sync_delay=args.sync_delay, apply_delay=args.apply_delay, state_dir=args.state_dir),
         "sriov-networks": lambda: sriov_cni.SriovNetworkStandin(kube, args.namespace, args.resource_prefix),
     }
     return [made[name]() for name in COMPONENTS if name in wanted]

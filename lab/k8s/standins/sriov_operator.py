@@ -16,9 +16,11 @@ Upstream (k8snetworkplumbingwg/sriov-network-operator v1.6.0 / network-operator-
   (`apply_delay` here) Succeeded with status.interfaces carrying numVfs/mtu, or Failed with
   lastSyncError. Failures come from upstream's own checks (numVfs > totalvfs; externallyManaged
   with fewer VFs on the host than requested) or from the node annotation SYNC_ERROR_ANNOTATION.
-- device plugin + kubelet: once the node state is Succeeded, Node capacity/allocatable carry
-  <RESOURCE_PREFIX>/<resourceName> = the VFs of the groups of that resource; resources no longer
-  configured are removed (the kubelet drops a device plugin's resources when it stops advertising).
+- device plugin + kubelet: each time the daemon applied a spec (Succeeded), which is when upstream's
+  daemon restarts the device plugin, Node capacity/allocatable carry <RESOURCE_PREFIX>/<resourceName>
+  = the VFs of the groups of that resource; resources no longer configured are removed (the kubelet
+  drops a device plugin's resources when it stops advertising). A node state deleted and created
+  again (daemon restart) changes nothing until its next applied sync.
 """
 
 import json
@@ -69,6 +71,7 @@ class SriovStandin:
                 body = {"apiVersion": "%s/%s" % (GROUP, VERSION), "kind": "SriovNetworkNodeState",
                         "metadata": {"name": name, "namespace": self.namespace, "ownerReferences": [_owner(config)]}, "spec": {}}
                 self.kube.create(self._path("sriovnetworknodestates"), body)
+                self.pending.pop(name, None)  # a new state waits the whole delay again
                 LOG.info("SriovNetworkNodeState %s created with an empty spec", name)
                 continue
             reported = (state.get("status") or {}).get("interfaces") or []
@@ -102,12 +105,14 @@ class SriovStandin:
         if not status.get("interfaces") and not status.get("syncStatus"):
             empty = not (state.get("spec") or {}).get("interfaces")
             self._write_status(name, {"interfaces": sriov_policy.status_interfaces(hw), "syncStatus": "Succeeded" if empty else "InProgress"})
-            self.daemon[name] = {"gen": gen if empty else None, "phase": "Succeeded" if empty else "InProgress", "since": t, "error_for": None}
+            self.daemon[name] = {"gen": gen if empty else None, "phase": "Succeeded" if empty else "InProgress", "since": t, "error_for": None,
+                                 "applied": None}
             LOG.info("config daemon %s: reported %d PF(s), syncStatus %s", name, len(hw), self.daemon[name]["phase"])
             return self.daemon[name]["phase"]
         if mem is None:  # restarted: trust a Succeeded status, redo anything else
-            mem = self.daemon[name] = {"gen": gen if status.get("syncStatus") == "Succeeded" else None,
-                                       "phase": status.get("syncStatus"), "since": t, "error_for": None}
+            synced = status.get("syncStatus") == "Succeeded"
+            mem = self.daemon[name] = {"gen": gen if synced else None, "phase": status.get("syncStatus"), "since": t, "error_for": None,
+                                       "applied": (state["metadata"]["uid"], gen) if synced else None}
         if mem["phase"] == "InProgress":
             if t - mem["since"] >= self.apply_delay:
                 self._apply(state, mem)
@@ -139,7 +144,7 @@ class SriovStandin:
             LOG.info("config daemon %s: syncStatus Failed: %s", name, err)
             return
         self._write_status(name, {"interfaces": sriov_policy.status_interfaces(self.nodes[name]["interfaces"], applied), "syncStatus": "Succeeded"})
-        mem.update(phase="Succeeded", gen=gen, error_for=None)
+        mem.update(phase="Succeeded", gen=gen, error_for=None, applied=(state["metadata"]["uid"], gen))
         LOG.info("config daemon %s: generation %s applied, syncStatus Succeeded", name, gen)
 
     # ---- device plugin --------------------------------------------------------------------
@@ -149,9 +154,17 @@ class SriovStandin:
         return {}
 
     def _device_plugin(self, name, state):
-        if state is not None and (state.get("status") or {}).get("syncStatus") != "Succeeded":
-            return None  # the device plugin is restarted only after a successful sync
-        wanted = sriov_policy.device_plugin_resources((state or {}).get("spec"), (state or {}).get("status"), self.prefix)
+        """Advertise what the last applied sync configured; nothing else changes the resources.
+
+        The config daemon restarts the device plugin only after it applied a spec: a node state that
+        is deleted and created again (empty spec, Succeeded) leaves the node's resources as they were.
+        """
+        mem = self.daemon.get(name) or {}
+        if state is None or mem.get("applied") != (state["metadata"]["uid"], state["metadata"].get("generation")):
+            return None
+        if (state.get("status") or {}).get("syncStatus") != "Succeeded":
+            return None
+        wanted = sriov_policy.device_plugin_resources(state.get("spec"), state.get("status"), self.prefix)
         node = self.kube.get_or_none(_kube.path("", "v1", "nodes", name=name))
         if node is None:
             return None
