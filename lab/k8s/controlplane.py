@@ -16,6 +16,7 @@ Everything listens on 127.0.0.1 only. See lab/k8s/README.md.
 """
 
 import argparse
+import fcntl
 import hashlib
 import json
 import os
@@ -69,7 +70,17 @@ def _sha256(path):
 
 
 def _unpack_envtest(tarball, sums, dest):
-    """Unpack the tarball into dest/envtest once, checked against SHA256SUMS; returns the directory."""
+    """Unpack the tarball into dest/envtest once, checked against SHA256SUMS; returns the directory.
+
+    A lock file serialises concurrent starts (two state directories, one unpack).
+    """
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with open(dest.parent / (dest.name + ".lock"), "w", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _unpack_envtest_locked(tarball, sums, dest)
+
+
+def _unpack_envtest_locked(tarball, sums, dest):
     stamp = dest / "envtest" / ".verified"
     marker = "%s %d %d" % (tarball, tarball.stat().st_size, int(tarball.stat().st_mtime))
     if stamp.exists() and stamp.read_text(encoding="utf-8") == marker:
@@ -103,6 +114,9 @@ def resolve_assets():
     if os.environ.get("KUBEBUILDER_ASSETS") and Path(os.environ["KUBEBUILDER_ASSETS"]).resolve() != unpacked:
         assets = Path(os.environ["KUBEBUILDER_ASSETS"])
         source = "KUBEBUILDER_ASSETS=%s" % assets
+        if not assets.is_dir():
+            raise ControlPlaneError("%s is not a directory: point it at the directory holding %s, or unset it to use %s"
+                                    % (source, ", ".join(BINARIES), shared_dir() / "envtest" / ENVTEST_TARBALL))
     else:
         envtest = shared_dir() / "envtest"
         tarball, sums = envtest / ENVTEST_TARBALL, envtest / "SHA256SUMS"
