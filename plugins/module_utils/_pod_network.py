@@ -29,12 +29,12 @@ class FabricErrors(GpufabricError):
 
     def __init__(self, errors):
         first = errors[0]
+        super(FabricErrors, self).__init__(first.host, first.field, first.value, first.problem, first.fix)
         self.errors = list(errors)
-        self.host, self.field, self.value, self.problem, self.fix = first.host, first.field, first.value, first.problem, first.fix
         lines = ['%s' % e for e in errors[:MAX_LISTED]]
         if len(errors) > MAX_LISTED:
             lines.append('... and %d more problems of the same kinds' % (len(errors) - MAX_LISTED))
-        Exception.__init__(self, '%d problems in the pod network of the nodes:\n%s' % (len(errors), '\n'.join(lines)))
+        self.args = ('%d problems in the pod network of the nodes:\n%s' % (len(errors), '\n'.join(lines)),)
 
 
 def _raise(errors):

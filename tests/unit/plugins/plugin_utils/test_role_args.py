@@ -6,7 +6,6 @@ from unittest import mock
 import pytest
 from ansible.parsing.dataloader import DataLoader
 from ansible.plugins.action import ActionBase
-from ansible.plugins.loader import init_plugin_loader
 from ansible.template import Templar, trust_as_template
 
 from ansible_collections.gpufabric.roce.plugins.action.validate_role_arguments import ActionModule
@@ -53,7 +52,7 @@ def test_key_cache_freezes_shared_objects_once():
     cache = ra.KeyCache()
     big = ['gpu-%04d' % i for i in range(1000)]
     first = cache.freeze(big)
-    assert all(cache.freeze(big) is first for _ in range(50))  # the same frozen object: computed once
+    assert all(cache.freeze(big) is first for _i in range(50))  # the same frozen object: computed once
     copy = list(big)
     assert cache.freeze(copy) == first and cache.freeze(copy) is not first  # equal content, another object
 
@@ -78,14 +77,11 @@ def test_problem_lines_group_hosts_and_cap():
     lines = ra.problem_lines([dict(p, hosts=['h1']), dict(p, field='g', hosts=['h%d' % i for i in range(1, 7)])])
     assert lines[0] == 'h1: f="v": is bad (role r). Fix: set f'
     assert lines[1] == 'h1 (and 5 other hosts: h2, h3, h4, ...): g="v": is bad (role r). Fix: set f'
-    many = ra.problem_lines([dict(p, hosts=['h']) for _ in range(25)])
+    many = ra.problem_lines([dict(p, hosts=['h']) for _i in range(25)])
     assert len(many) == 21 and many[-1] == '... and 5 more problems'
 
 
 # ---- the action, with a real templar and the collection's roles ----------------------------------
-
-
-init_plugin_loader()  # lookups (env) in the roles' defaults
 
 
 class FakeHostVars:
@@ -111,7 +107,9 @@ def run_action(hosts, roles, play_hosts=None):
 
 
 def node(name, **kw):
-    base = {'inventory_hostname': name, 'roce_pf': 'enp157s0np0', 'roce_num_vfs': 8, 'roce_mtu': 9000, 'roce_vlan_id': 100}
+    base = {'inventory_hostname': name, 'roce_pf': 'enp157s0np0', 'roce_num_vfs': 8, 'roce_mtu': 9000, 'roce_vlan_id': 100,
+            # set, so its role default (an env lookup) is not rendered: no plugin loader in unit tests
+            'rdma_verify_report_dir': '/srv/reports'}
     # Inventory files are trusted template sources, as Ansible's loader marks them.
     base.update({k: trust_as_template(v) if isinstance(v, str) else v for k, v in kw.items()})
     return base
