@@ -26,7 +26,7 @@ export MOLECULE_NO_LOG := false
 
 COLLECTION_LINK := $(REPO)/.build/collections/ansible_collections/gpufabric/roce
 
-.PHONY: help deps deps-system deps-python link lab lab-up lab-down lab-status test lint sanity unit integration k8s molecule molecule-lab molecule-k8s-render molecule-k8s-stubbed clean
+.PHONY: help deps deps-system deps-python link lab lab-up lab-down lab-status test lint sanity unit integration k8s molecule molecule-lab molecule-k8s-render molecule-k8s clean
 
 help:
 	@echo "make lab     boot the two-node kernel lab, run playbooks/site.yml on it, print the report, tear it down"
@@ -110,7 +110,7 @@ k8s:
 	@echo "== k8s harness tests (real control plane, stand-ins, real chart)"
 	$(BIN)/python -m pytest -q tests/k8s
 
-molecule: molecule-k8s-render molecule-k8s-stubbed molecule-lab
+molecule: molecule-k8s-render molecule-k8s molecule-lab
 
 molecule-lab:
 	@echo "== molecule test -s lab (two VMs, real kernel)"
@@ -120,12 +120,12 @@ molecule-k8s-render:
 	@echo "== molecule test -s k8s_render (manifests + CRD schemas, no cluster)"
 	$(BIN)/molecule test -s k8s_render
 
-# The apply path against a scripted fake of kubernetes.core: request shapes, polling and
-# failure messages. Not a cluster; the live scenario (molecule/k8s) needs KUBECONFIG and is
-# never run here.
-molecule-k8s-stubbed:
-	@echo "== molecule test -s k8s_stubbed (apply path against a stub, not a cluster)"
-	$(BIN)/molecule test -s k8s_stubbed
+# site.yml (phases operator, sriov, verify in pod mode) in apply mode against a real kube-apiserver,
+# kube-scheduler, kube-controller-manager and helm with the real network-operator chart; stand-ins
+# (lab/k8s) play the kubelet and the operators. Binaries from KUBEBUILDER_ASSETS or ../shared/envtest.
+molecule-k8s: link
+	@echo "== molecule test -s k8s (real control plane, real chart, stand-ins for kubelet and operators)"
+	$(BIN)/molecule test -s k8s
 
 clean:
 	-$(PYTHON) lab/labctl.py down
