@@ -154,6 +154,8 @@ def table(rows, label, args, started):
     cmd = ".venv/bin/python benchmarks/site_scale.py --nodes %s --repeat %d --label %s" % (nodes_arg, args.repeat, label)
     if args.forks:
         cmd += " --forks %d" % args.forks
+    if args.profile:
+        cmd += " --profile"
     out = [
         "<!-- site_scale:%s:begin (written by benchmarks/site_scale.py) -->" % label,
         "**%s** — measured %s, commit `%s`, ansible-core %s, forks %s, 2 shared cores." % (
