@@ -25,6 +25,20 @@ def to_yaml(content):
     return text, len(docs)
 
 
+def _write_atomically(dest, name, text, perm):
+    """Write through a temporary file renamed into place; on any failure (a full disk) remove the temporary."""
+    fd, tmp_path = tempfile.mkstemp(prefix="." + name + ".", dir=dest)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.chmod(tmp_path, perm)
+        os.replace(tmp_path, os.path.join(dest, name))
+    except BaseException:
+        if os.path.exists(tmp_path):
+            os.unlink(tmp_path)
+        raise
+
+
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("dest", "files", "mode"))
@@ -52,25 +66,35 @@ class ActionModule(ActionBase):
             changed = True
             if not check:
                 os.makedirs(dest, mode=perm | ((perm & 0o444) >> 2), exist_ok=True)
+        diffs = []
         for name in sorted(files):
             text, count = to_yaml(files[name])
             path = os.path.join(dest, name)
             try:
                 with open(path) as fh:
-                    same = fh.read() == text
+                    old = fh.read()
             except OSError:
-                same = False
+                old = None
+            same = old == text
             file_changed = not same
+            if not same:
+                diffs.append({"before_header": path if old is not None else "%s (absent)" % path, "after_header": path, "before": old or "", "after": text})
             if not same and not check:
-                fd, tmp_path = tempfile.mkstemp(prefix="." + name + ".", dir=dest)
-                with os.fdopen(fd, "w") as fh:
-                    fh.write(text)
-                os.chmod(tmp_path, perm)
-                os.replace(tmp_path, path)
+                try:
+                    _write_atomically(dest, name, text, perm)
+                except OSError as exc:
+                    result.update(
+                        failed=True,
+                        msg="cannot write %s: %s. Nothing half-written was left; the files before it were written. "
+                        "Fix: free space or choose a writable directory with roce_render_dir" % (path, exc.strerror or exc),
+                    )
+                    return result
             elif same and not check and (os.stat(path).st_mode & 0o7777) != perm:
                 os.chmod(path, perm)
                 file_changed = True
             changed = changed or file_changed
             out.append({"path": path, "documents": count, "changed": file_changed})
         result.update(changed=changed, files=out)
+        if self._task.diff and diffs:
+            result["diff"] = diffs
         return result

@@ -43,7 +43,8 @@ attributes:
     details: Writes nothing; reports which files would change.
   diff_mode:
     description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
-    support: none
+    support: full
+    details: One diff per file that changes (or would change), headed with its path.
   platform:
     description: Target OS/families that can be operated against.
     support: N/A

@@ -9,10 +9,11 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.gpufabric.roce.plugins.action.manifest_files import ActionModule
 
 
-def run(args, check_mode=False):
+def run(args, check_mode=False, diff=False):
     task = mock.MagicMock()
     task.args = args
     task.check_mode = check_mode
+    task.diff = diff
     action = ActionModule(task, mock.MagicMock(), mock.MagicMock(), loader=None, templar=None, shared_loader_obj=None)
     with mock.patch.object(ActionBase, "run", return_value={}):
         return action.run(task_vars={})
@@ -48,3 +49,35 @@ def test_rejects_paths_in_file_names(tmp_path):
     assert "plain names" in result["msg"]
     result = run({"dest": str(tmp_path), "files": {"a.yaml": []}, "mode": "rw"})
     assert result["failed"] is True and "octal" in result["msg"]
+
+
+def test_diff_mode_shows_each_changed_file(tmp_path):
+    dest = tmp_path / "out"
+    run({"dest": str(dest), "files": {"a.yaml": OBJECTS, "b.yaml": {"x": 1}}})
+    changed = [dict(OBJECTS[0], spec={"trust": "off"}), OBJECTS[1]]
+    result = run({"dest": str(dest), "files": {"a.yaml": changed, "b.yaml": {"x": 1}, "c.yaml": {"y": 2}}}, check_mode=True, diff=True)
+    assert [d["after_header"] for d in result["diff"]] == [str(dest / "a.yaml"), str(dest / "c.yaml")]
+    assert result["diff"][0]["before"] == (dest / "a.yaml").read_text()
+    assert "trust: 'off'" in result["diff"][0]["after"]
+    assert result["diff"][1]["before_header"] == "%s (absent)" % (dest / "c.yaml")
+    assert "trust: 'on'" in (dest / "a.yaml").read_text()  # check mode wrote nothing
+    assert "diff" not in run({"dest": str(dest), "files": {"a.yaml": changed}}, check_mode=True)
+
+
+def test_a_failed_write_leaves_no_temporary_file(tmp_path):
+    """A full disk (ENOSPC) during render must not leave a 0-byte temporary behind."""
+    dest = tmp_path / "out"
+    dest.mkdir()
+    real_fdopen = os.fdopen
+
+    def full_disk(fd, *a, **kw):
+        fh = real_fdopen(fd, *a, **kw)
+        fh.write = mock.MagicMock(side_effect=OSError(28, "No space left on device"))
+        return fh
+
+    with mock.patch("os.fdopen", side_effect=full_disk):
+        result = run({"dest": str(dest), "files": {"a.yaml": OBJECTS}})
+    assert result["failed"] is True
+    assert result["msg"].startswith("cannot write %s: No space left on device." % (dest / "a.yaml"))
+    assert "roce_render_dir" in result["msg"]
+    assert os.listdir(dest) == []
