@@ -3,7 +3,10 @@ DataLoader with the collection's own roles (hostvars faked: a dict of raw variab
 
 from unittest import mock
 
+import os
+
 import pytest
+import yaml
 from ansible.parsing.dataloader import DataLoader
 from ansible.plugins.action import ActionBase
 from ansible.template import Templar, trust_as_template
@@ -84,6 +87,20 @@ def test_problem_lines_group_hosts_and_cap():
 # ---- the action, with a real templar and the collection's roles ----------------------------------
 
 
+def _lookup_defaults():
+    # Role defaults that call lookups (env) need Ansible's plugin loader, which a unit test must not
+    # install (it takes over the import of ansible_collections.*): those options get plain values.
+    roles = os.path.join(os.path.dirname(ra.__file__), os.pardir, os.pardir, 'roles')
+    out = {}
+    for role in ('preflight', 'host_network', 'rdma_verify'):
+        with open(os.path.join(roles, role, 'defaults', 'main.yml')) as fh:
+            out.update({k: '/srv/%s' % k for k, v in (yaml.safe_load(fh) or {}).items() if 'lookup(' in '%s' % v})
+    return out
+
+
+LOOKUP_DEFAULTS = _lookup_defaults()
+
+
 class FakeHostVars:
     def __init__(self, hosts):
         self.hosts = hosts
@@ -107,9 +124,8 @@ def run_action(hosts, roles, play_hosts=None):
 
 
 def node(name, **kw):
-    base = {'inventory_hostname': name, 'roce_pf': 'enp157s0np0', 'roce_num_vfs': 8, 'roce_mtu': 9000, 'roce_vlan_id': 100,
-            # set, so its role default (an env lookup) is not rendered: no plugin loader in unit tests
-            'rdma_verify_report_dir': '/srv/reports'}
+    base = {'inventory_hostname': name, 'roce_pf': 'enp157s0np0', 'roce_num_vfs': 8, 'roce_mtu': 9000, 'roce_vlan_id': 100}
+    base.update(LOOKUP_DEFAULTS)
     # Inventory files are trusted template sources, as Ansible's loader marks them.
     base.update({k: trust_as_template(v) if isinstance(v, str) else v for k, v in kw.items()})
     return base
