@@ -29,7 +29,7 @@ except ImportError:  # pragma: no cover - older cores: no omit error, every stri
 COLLECTION = 'gpufabric.roce'
 ROLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), 'roles')
 _PLAY_VARS = ('ansible_play_hosts_all', 'ansible_play_hosts', 'ansible_play_batch', 'play_hosts', 'ansible_play_name',
-              'ansible_play_role_names', 'playbook_dir', 'ansible_check_mode', 'ansible_diff_mode', 'omit')
+              'ansible_play_role_names', 'playbook_dir', 'ansible_check_mode', 'ansible_diff_mode', 'omit', 'hostvars')
 _OMITTED = object()
 
 

@@ -182,3 +182,19 @@ def test_action_template_errors_are_problems_not_crashes():
 def test_action_rejects_roles_of_other_collections():
     with pytest.raises(Exception, match='is not a role of gpufabric.roce'):
         run_action({'a': node('a')}, ['community.general.foo'])
+
+
+def test_action_templates_may_read_other_hosts_through_hostvars():
+    class Readable(FakeHostVars):
+        def __getitem__(self, host):
+            return self.hosts[host]
+
+    hosts = {'a': node('a'), 'b': node('b', preflight_num_vfs=trust_as_template("{{ hostvars['a'].roce_num_vfs }}"))}
+    hv = Readable(hosts)
+    loader = DataLoader()
+    task = mock.MagicMock()
+    task.args = {'roles': ['preflight']}
+    action = ActionModule(task, mock.MagicMock(), mock.MagicMock(), loader=loader, templar=Templar(loader=loader), shared_loader_obj=None)
+    with mock.patch.object(ActionBase, 'run', return_value={}):
+        result = action.run(task_vars={'hostvars': hv, 'ansible_play_hosts_all': ['a', 'b']})
+    assert not result.get('failed'), result['msg']
