@@ -147,12 +147,21 @@ def build_matrix(rounds, records, tests):
                     row['failures'].append('%s: %s' % (check['name'], check['message']))
             row['passed'] = not row['failures']
             rows.append(row)
+    nodes = {}
+    for r in rows:
+        for node in (r['client'], r['server']):
+            nodes.setdefault(node, {'passed': True, 'failed_pairs': []})
+            if not r['passed']:
+                nodes[node]['passed'] = False
+                nodes[node]['failed_pairs'].append(r['pair'])
     return {
         'pairs': rows,
         'passed': all(r['passed'] for r in rows),
         'total': len(rows),
         'failed': sum(1 for r in rows if not r['passed']),
         'checks': kinds,
+        # per node: passed when every pair it took part in (as client or server) passed
+        'nodes': nodes,
     }
 
 

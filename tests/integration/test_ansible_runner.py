@@ -108,3 +108,34 @@ def test_webhook_rule_violation_stops_site_yml_before_any_node_is_touched(job):
         str(e["event_data"].get("res", {}).get("msg", "")) for e in result.events if e.get("event") == "runner_on_failed"
     )
     assert "node1: sriov_networks_trust=true" in msgs and "Fix: quote it" in msgs, msgs
+
+
+def _artifacts(result):
+    """What AWX keeps as the job's artifacts: the set_stats data of the playbook_on_stats event."""
+    stats = [e for e in result.events if e.get("event") == "playbook_on_stats"]
+    assert stats, "no playbook_on_stats event"
+    return stats[-1]["event_data"].get("artifact_data") or {}
+
+
+def test_set_stats_summary_reaches_the_job_artifacts(job):
+    pdd, render_dir = job
+    kwargs = dict(private_data_dir=str(pdd), playbook=os.path.join(REPO, "playbooks", "site.yml"), tags="operator,sriov", quiet=True)
+    first = ansible_runner.run(**kwargs)
+    assert first.status == "successful"
+    summary = _artifacts(first)["gpufabric_roce"]
+    assert summary["check_mode"] is False
+    assert summary["manifests"] == {
+        "network_operator": str(render_dir / "network-operator"),
+        "sriov_networks": str(render_dir / "sriov-networks"),
+    }
+    assert sorted(os.path.basename(p) for p in summary["changes"]["network_operator"]) == [
+        "helm-chart.yaml", "helm-values.yaml", "nic-cluster-policy.yaml"]
+    assert sorted(os.path.basename(p) for p in summary["changes"]["sriov_networks"]) == [
+        "sriov-network-node-policies.yaml", "sriov-networks.yaml"]
+
+    # The same job in check mode against what is already rendered: no drift to report.
+    again = ansible_runner.run(cmdline="--check --diff", **kwargs)
+    assert again.status == "successful"
+    summary = _artifacts(again)["gpufabric_roce"]
+    assert summary["check_mode"] is True
+    assert summary["changes"] == {"network_operator": [], "sriov_networks": []}

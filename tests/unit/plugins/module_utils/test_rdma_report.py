@@ -142,6 +142,18 @@ def test_matrix_all_pass():
     assert m['pairs'][0]['checks']['bw']['metrics']['bw_average_mib_s'] == 46.86
     bw = m['pairs'][0]['checks']['bw']
     assert (bw['gid_index'], bw['gid_ipv4'], bw['netdev']) == (2, '10.255.0.1', 'va.100')
+    assert m['nodes'] == {'node1': {'passed': True, 'failed_pairs': []}, 'node2': {'passed': True, 'failed_pairs': []}}
+
+
+def test_matrix_per_node_result_counts_both_sides_of_a_pair():
+    nodes = ['node1', 'node2', 'node3']
+    records = ok_records('node1', 'node2') + ok_records('node2', 'node3', ping_ok=False) + ok_records('node3', 'node1')
+    m = rr.build_matrix(rr.ring_rounds(nodes), records, TESTS)
+    assert m['nodes'] == {
+        'node1': {'passed': True, 'failed_pairs': []},
+        'node2': {'passed': False, 'failed_pairs': ['node2 -> node3']},
+        'node3': {'passed': False, 'failed_pairs': ['node2 -> node3']},
+    }
 
 
 def test_matrix_missing_host_and_failures():
