@@ -20,6 +20,8 @@ gpufabric.roce.sriov_node_states_pending(states, expected_nodes), sriov_node_sta
 gpufabric.roce.allocatable_mismatches(nodes, expected)
     Status helpers for the wait phases: each returns a list of human-readable problems
     (empty when everything is ready).
+gpufabric.roce.network_operator_flux(chart, values), network_operator_argocd(chart, values), k8s_kustomization(files)
+    The release as a Flux HelmRepository + HelmRelease, as an Argo CD Application, and a kustomization.yaml.
 gpufabric.roce.k8s_managed_orphans(live, rendered)
     The objects labelled app.kubernetes.io/managed-by=gpufabric.roce that the inventory no longer renders (prune).
 """
@@ -28,6 +30,7 @@ import yaml
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import RenderValidationError, _plain
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_gitops import argocd_application, flux_helm_release, kustomization
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_operator import (
     render_chart_reference,
     render_helm_values,
@@ -125,5 +128,8 @@ class FilterModule:
             "sriov_node_states_pending": lambda items, expected: sriov_node_states_pending(_plain(items), _plain(expected)),
             "sriov_node_states_failed": lambda items, expected: sriov_node_states_failed(_plain(items), _plain(expected)),
             "k8s_managed_orphans": lambda live, rendered: managed_orphans(_plain(live), _plain(rendered)),
+            "network_operator_flux": lambda chart, values, settings=None: flux_helm_release(_plain(chart), _plain(values), _plain(settings)),
+            "network_operator_argocd": lambda chart, values, settings=None: argocd_application(_plain(chart), _plain(values), _plain(settings)),
+            "k8s_kustomization": lambda resources: kustomization(_plain(resources)),
             "allocatable_mismatches": lambda items, expected: allocatable_mismatches(_plain(items), _plain(expected)),
         }

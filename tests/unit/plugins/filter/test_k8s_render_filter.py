@@ -35,6 +35,9 @@ def test_all_filters_are_exposed():
         "sriov_node_states_pending",
         "sriov_node_states_failed",
         "k8s_managed_orphans",
+        "network_operator_flux",
+        "network_operator_argocd",
+        "k8s_kustomization",
         "allocatable_mismatches",
     }
 
