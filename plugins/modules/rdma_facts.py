@@ -33,9 +33,15 @@ extends_documentation_fragment:
 options:
   procfs_root:
     description:
-      - Root of the procfs tree to read C(cmdline) from.
+      - Root of the procfs tree to read C(cmdline) and the kernel release from.
     type: path
     default: /proc
+  lib_modules_root:
+    description:
+      - Directory holding C(<kernel release>/modules.dep) and C(modules.builtin), read to tell whether a kernel module that is
+        not loaded can be loaded.
+    type: path
+    default: /lib/modules
 attributes:
   check_mode:
     description: Can run in check_mode and return the same facts.
@@ -141,6 +147,22 @@ ansible_facts:
           returned: always
           type: str
           sample: shared
+        prerequisites:
+          description:
+            - What the later phases need on the node. C(pyroute2) (C(importable), C(python) the interpreter asked) for the
+              host modules. C(binaries), the path of each perftest program (V(null) when not found). C(kernel.release)
+              and C(kernel.modules), per module (C(8021q), C(ib_uverbs), C(mlx5_ib), C(rdma_rxe), C(nvidia_peermem)):
+              C(loaded), C(available) (loaded, loadable or built in) and C(builtin). C(rdma_drivers), per PF netdev, the
+              kernel module of its RDMA driver (C(mlx5_ib) for C(mlx5_core), C(rdma_rxe) for soft-RoCE on any other).
+          returned: always
+          type: dict
+          sample:
+            pyroute2: {importable: true, python: /usr/bin/python3}
+            binaries: {ib_write_bw: /usr/bin/ib_write_bw, ib_write_lat: /usr/bin/ib_write_lat, ib_read_bw: null, ib_send_bw: null}
+            kernel:
+              release: 6.1.0-56-amd64
+              modules: {"8021q": {loaded: false, available: true, builtin: false}}
+            rdma_drivers: {enp157s0np0: mlx5_ib}
         gpudirect:
           description:
             - C(peermem_loaded) and C(peermem_module) (C(nvidia_peermem) or C(nv_peer_mem)), C(rdma_nics)
@@ -153,6 +175,8 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.gpufabric.roce.plugins.module_utils import _node_prereqs
+from ansible_collections.gpufabric.roce.plugins.module_utils._common import Sysfs
 from ansible_collections.gpufabric.roce.plugins.module_utils._rdma_facts import gather, rdma_netns_mode
 
 
@@ -161,12 +185,15 @@ def main():
         argument_spec=dict(
             sysfs_root=dict(type='path', default='/sys'),
             procfs_root=dict(type='path', default='/proc'),
+            lib_modules_root=dict(type='path', default='/lib/modules'),
         ),
         supports_check_mode=True,
     )
     live = module.params['sysfs_root'] == '/sys'
     facts = gather(module.params['sysfs_root'], module.params['procfs_root'],
                    netns_mode_getter=rdma_netns_mode if live else None)
+    facts['prerequisites'] = _node_prereqs.gather(Sysfs(module.params['sysfs_root'], module.params['procfs_root']),
+                                                  module.get_bin_path, module.params['lib_modules_root'], facts['netdevs'])
     module.exit_json(changed=False, ansible_facts={'rdma': facts})
 
 
