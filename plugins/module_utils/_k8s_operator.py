@@ -20,9 +20,9 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import 
 
 NCP_API_VERSION = "mellanox.com/v1alpha1"
 NCP_NAME = "nic-cluster-policy"  # the operator only reconciles a NicClusterPolicy with this name
-IMAGE_NAME_RE = re.compile(r"^[a-zA-Z0-9\-]+$")
-REPOSITORY_RE = re.compile(r"^[a-zA-Z0-9.\-/:]+$")
-REGISTRY_RE = re.compile(r"^[a-zA-Z0-9.\-]+(:[0-9]+)?(/[a-zA-Z0-9._\-]+)*$")
+IMAGE_NAME_RE = re.compile(r"^[a-zA-Z0-9\-]+\Z")
+REPOSITORY_RE = re.compile(r"^[a-zA-Z0-9.\-/:]+\Z")
+REGISTRY_RE = re.compile(r"^[a-zA-Z0-9.\-]+(:[0-9]+)?(/[a-zA-Z0-9._\-]+)*\Z")
 NCP_IPAM_MODES = ("nv-ipam", "whereabouts", "none")
 
 # ---------------------------------------------------------------------------------------------
@@ -239,7 +239,7 @@ def render_chart_reference(cfg=None, values_file="helm-values.yaml"):
     if not isinstance(release, str) or not DNS_LABEL_RE.match(release) or len(release) > 53:
         errs.add("(cluster)", "network_operator_release_name", release, "not a valid Helm release name (DNS label, max 53 chars)", "use e.g. network-operator")
     version = cfg["network_operator_chart_version"]
-    if _is_unset(version) or not re.match(r"^v?\d+\.\d+\.\d+([-+].+)?$", str(version)):
+    if _is_unset(version) or not re.match(r"^v?[0-9]+\.[0-9]+\.[0-9]+([-+].+)?\Z", str(version)):
         errs.add("(cluster)", "network_operator_chart_version", version, "not a chart version", "pin an exact chart version, e.g. 26.4.1")
     errs.raise_if_any()
     repo, chart = cfg["network_operator_chart_repo_url"], cfg["network_operator_chart_name"]

@@ -249,7 +249,7 @@ BAD_INPUTS = [
         "vf-ranges-overlap-same-pf",
         _set("node1", sriov_networks_pf_names=[PF + "#0-4"], sriov_networks_extra_policies=[_DPDK]),
         'node1: sriov_networks_extra_policies[0].pf_names="enp157s0np0#4-7": VF range 4-7 of policy roce-node1-dpdk overlaps VFs 0-4 of policy '
-        "roce-node1 on the same PF enp157s0np0. Fix: split the VFs with disjoint 'enp157s0np0#first-last' ranges (or target different nodes)",
+        'roce-node1 on the same PF enp157s0np0. Fix: give the policies disjoint VF ranges: set sriov_networks_extra_policies[0].pf_names to ["enp157s0np0#5-7"]',
     ),
     (
         "vfio-pci-with-rdma",
@@ -293,7 +293,8 @@ BAD_INPUTS = [
     (
         "subnet-missing",
         _delete("node2", "roce_pod_subnet"),
-        "node2: roce_pod_subnet=null: required with host-local IPAM. Fix: set roce_pod_subnet to this node's pod subnet, e.g. 10.255.0.0/30",
+        "node2: roce_pod_subnet=null: required with host-local IPAM. Fix: set roce_pod_subnet to this node's pod subnet, e.g. 10.255.0.4/30 "
+        "(the /30 around roce_pod_gateway)",
     ),
     (
         "resource-name-reused-across-nodes-host-local",
@@ -333,7 +334,9 @@ BAD_INPUTS = [
     (
         "unknown-ipam",
         _cluster(sriov_networks_ipam="dhcp"),
-        '(cluster): sriov_networks_ipam="dhcp": unknown IPAM mode. Fix: set sriov_networks_ipam to one of host-local, whereabouts, nv-ipam',
+        '(cluster): sriov_networks_ipam="dhcp": unknown IPAM mode. Fix: per-node subnets from roce_pod_subnet: set sriov_networks_ipam to "host-local"; '
+        'or one cluster-wide range: set sriov_networks_ipam to "whereabouts" and set sriov_networks_whereabouts_range to "10.255.0.0/16"; '
+        'or an existing NVIDIA IPAM pool: set sriov_networks_ipam to "nv-ipam" and set sriov_networks_nv_ipam_pool to "roce-pool"',
     ),
     (
         "whereabouts-without-range",
@@ -357,12 +360,13 @@ BAD_INPUTS = [
         "node-selector-non-string",
         _set("node1", sriov_networks_node_selector={"rack": 7}),
         'node1: sriov_networks_node_selector={"rack": 7}: not a valid Kubernetes label selector entry (values must be strings). '
-        "Fix: quote the value and use a valid label key, e.g. kubernetes.io/hostname: 'node1'",
+        'Fix: write it as {"kubernetes.io/hostname": "node1", "rack": "7"} (quoted values; the kubernetes.io/hostname entry keeps the policy on its own node)',
     ),
     (
         "ib-without-rdma",
         _set("node2", sriov_networks_link_type="ib", sriov_networks_is_rdma=False),
-        "node2: sriov_networks_is_rdma=false: linkType 'ib' requires isRdma: true. Fix: set sriov_networks_is_rdma to true or linkType to 'eth'",
+        "node2: sriov_networks_is_rdma=false: linkType 'ib' requires isRdma: true with deviceType 'netdevice'. "
+        "Fix: set sriov_networks_is_rdma to true, or sriov_networks_link_type to 'eth'",
     ),
     (
         "extra-policy-unknown-key",
@@ -373,8 +377,13 @@ BAD_INPUTS = [
     (
         "same-nodeselector-full-pf-overlap",
         lambda hv, d: [hv[h].update(sriov_networks_node_selector={"feature.node.kubernetes.io/network-sriov.capable": "true"}) for h in hv],
-        'node2: roce_pf="enp157s0np0": VF range 0-7 of policy roce-node2 overlaps VFs 0-7 of policy roce-node1 on the same PF enp157s0np0. '
-        "Fix: split the VFs with disjoint 'enp157s0np0#first-last' ranges (or target different nodes)",
+        'node2: roce_pf="enp157s0np0": VF range 0-7 of policy roce-node2 overlaps VFs 0-7 of policy roce-node1 (host node1) on the same PF '
+        "enp157s0np0 of a node both may select (a nodeSelector without kubernetes.io/hostname is taken to select any node it does not rule out). "
+        'Fix: let each policy select only its own node: set sriov_networks_node_selector to {"feature.node.kubernetes.io/network-sriov.capable": "true", '
+        '"kubernetes.io/hostname": "node2"} and set sriov_networks_node_selector of host node1 to '
+        '{"feature.node.kubernetes.io/network-sriov.capable": "true", "kubernetes.io/hostname": "node1"}; '
+        'or give the policies disjoint VF ranges: set sriov_networks_pf_names of host node1 to ["enp157s0np0#0-3"] '
+        'and set sriov_networks_pf_names to ["enp157s0np0#4-7"]',
     ),
     (
         "mtu-range",
