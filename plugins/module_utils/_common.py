@@ -12,6 +12,7 @@ import errno
 import json
 import os
 import re
+import shlex
 
 SYSTEMD_RUNTIME_DIR = '/run/systemd/system'
 
@@ -163,6 +164,48 @@ def netdev_device_unit(ifname):
 
 def valid_unit_name(name):
     return bool(_UNIT_NAME_RE.match(name)) and len(name) <= 255
+
+
+# Stricter than the kernel (which takes any bytes but "/", ":" and whitespace): the
+# name is written into systemd ExecStart lines and "/bin/sh -c" scripts of persisted
+# units, so only characters that mean nothing to sh or to systemd's specifier and
+# variable expansion ("%", "$") pass; a leading "-" would read as an option of ip.
+_IFNAME_RE = re.compile(r'[A-Za-z0-9_][A-Za-z0-9_.-]*\Z')
+IFNAMSIZ = 16  # the kernel's buffer, NUL included
+
+
+def ifname_problem(name):
+    """Why ``name`` cannot be a netdev name here, or None when it can."""
+    if not isinstance(name, str) or not name:
+        return 'is not a valid interface name (empty)'
+    if len(name.encode('utf-8')) > IFNAMSIZ - 1:
+        return 'is not a valid interface name (Linux allows at most %d bytes, this has %d)' % (
+            IFNAMSIZ - 1, len(name.encode('utf-8')))
+    if not _IFNAME_RE.match(name):
+        bad = sorted(set(ch for ch in name if not (ch.isascii() and (ch.isalnum() or ch in '_.-'))))
+        if bad:
+            return 'is not a valid interface name: it contains %s, which a shell or systemd unit line would interpret' % (
+                ' '.join(repr(ch) for ch in bad))
+        return 'is not a valid interface name: it starts with %r' % name[0]
+    return None
+
+
+def check_ifname(host, field, name, fix):
+    """Raise GpufabricError (before anything changes) when ``name`` is not a safe netdev name."""
+    problem = ifname_problem(name)
+    if problem:
+        raise GpufabricError(host, field, name, problem, fix)
+    return name
+
+
+def unit_quote(name):
+    """``name`` for an ExecStart line, after check_ifname: refuses rather than escapes.
+
+    shlex.quote leaves a checked name unchanged, so units of legitimate names keep their
+    text; anything that would need quoting never reaches a unit."""
+    if ifname_problem(name):
+        raise ValueError('unsafe interface name for a unit: %r' % (name,))
+    return shlex.quote(name)
 
 
 def read_text(path):

@@ -18,8 +18,12 @@ except ImportError:  # the module reports missing pyroute2 with missing_required
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import (
     GpufabricError,
     Sysfs,
+    check_ifname,
+    ifname_problem,
     netdev_device_unit,
     oserror_text,
+    unit_quote,
+    valid_unit_name,
     write_sysfs,
 )
 
@@ -32,7 +36,8 @@ VLAN_PROTO_ID = {v: k for k, v in VLAN_PROTO_BY_ID.items()}
 NEW_VF = {'mac': '00:00:00:00:00:00', 'vlan': 0, 'qos': 0, 'vlan_proto': '802.1Q', 'trust': False,
           'spoofchk': True, 'link_state': 'auto', 'min_tx_rate': 0, 'max_tx_rate': 0}
 MAC_RE = re.compile(r'^[0-9a-f]{2}(:[0-9a-f]{2}){5}$')
-IFNAME_RE = re.compile(r'^[^/\s:]{1,15}$')
+PF_FIX = ('give the PF netdev name (roce_sriov_pf), at most 15 characters of letters, digits, "_", "." and "-" '
+          'not starting with "-" or ".", e.g. enp157s0np0')
 U32_MAX = 0xFFFFFFFF
 
 
@@ -112,9 +117,7 @@ def validate(host, pf, pf_state, *, num_vfs, vfs, allow_vf_reset):
     """Raise GpufabricError for anything the kernel would refuse or that is unsafe.
 
     Runs before any write, so a failure leaves the node untouched."""
-    if not IFNAME_RE.match(pf or ''):
-        raise GpufabricError(host, 'pf', pf, 'is not a valid interface name',
-                             'give the PF netdev name, at most 15 characters without "/", ":" or spaces')
+    check_ifname(host, 'pf', pf, PF_FIX)
     if not pf_state['exists']:
         raise GpufabricError(host, 'pf', pf, 'no such network interface',
                              'set pf (roce_sriov_pf) to an existing PF netdev, see ansible_facts.rdma.netdevs')
@@ -275,7 +278,10 @@ def ip_vf_args(vid, settings):
 
 
 def unit_name(pf):
-    return 'gpufabric-sriov-%s.service' % pf
+    unit = 'gpufabric-sriov-%s.service' % pf
+    if not valid_unit_name(unit):
+        raise ValueError('unsafe unit name %r' % (unit,))
+    return unit
 
 
 def render_unit(pf, num_vfs, desired, vf_after):
@@ -283,6 +289,9 @@ def render_unit(pf, num_vfs, desired, vf_after):
 
     ``vf_after``: {id: full settings after the run}; for vlan/qos/proto and the rates the
     unit writes the full tuple, since ip sets them together."""
+    # A validated name passes shlex.quote unchanged; an unvalidated one raises here
+    # rather than reach "/bin/sh -c" (defence in depth behind validate).
+    pf = unit_quote(pf)
     numvfs = '/sys/class/net/%s/device/sriov_numvfs' % pf
     dev_unit = netdev_device_unit(pf)
     lines = [
@@ -324,7 +333,7 @@ def run(host, params, ipr, check_mode, *, fs=None, persist_fn=None):
     pf = params['pf']
     num_vfs = params.get('num_vfs')
     vfs = params.get('vfs') or []
-    pf_state = read_pf(fs, pf) if IFNAME_RE.match(pf or '') else {'exists': False}
+    pf_state = {'exists': False} if ifname_problem(pf) else read_pf(fs, pf)
     validate(host, pf, pf_state, num_vfs=num_vfs, vfs=vfs, allow_vf_reset=params.get('allow_vf_reset'))
     current = pf_state['num_vfs'] or 0
     desired = normalize_vfs(vfs)

@@ -9,18 +9,21 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type  # noqa: UP001
 
 import ipaddress
-import re
 import socket
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import (
     GpufabricError,
     Sysfs,
+    check_ifname,
     netdev_device_unit,
     oserror_text,
+    unit_quote,
+    valid_unit_name,
     write_sysfs,
 )
 
-IFNAME_RE = re.compile(r'^[^/\s:]{1,15}$')
+PF_FIX = ('give the PF netdev name (roce_pf), at most 15 characters of letters, digits, "_", "." and "-" '
+          'not starting with "-" or ".", e.g. enp157s0np0')
 IFF_UP = 1
 RTNH_F_ONLINK = 4
 RT_TABLE_MAIN = 254
@@ -48,15 +51,12 @@ def validate_params(host, params):
     """Check every argument; return the normalized desired state. Raises GpufabricError."""
     pf = params['pf']
     vlan_id = params['vlan_id']
-    if not IFNAME_RE.match(pf or ''):
-        raise GpufabricError(host, 'pf', pf, 'is not a valid interface name',
-                             'give the PF netdev name, at most 15 characters without "/", ":" or spaces')
+    check_ifname(host, 'pf', pf, PF_FIX)
     if not 1 <= vlan_id <= 4094:
         raise GpufabricError(host, 'vlan_id', vlan_id, 'is outside 1..4094', 'use a VLAN id between 1 and 4094 (roce_vlan_id)')
     name = params.get('name') or default_name(pf, vlan_id)
-    if not IFNAME_RE.match(name):
-        raise GpufabricError(host, 'name', name, 'is not a valid interface name (Linux allows at most 15 characters)',
-                             'set name explicitly to a shorter name, e.g. vlan%d' % vlan_id)
+    check_ifname(host, 'name', name, 'set name explicitly to at most 15 characters of letters, digits, "_", "." and "-", '
+                 'e.g. vlan%d' % vlan_id)
     mtu = params.get('mtu')
     if mtu is not None and not 68 <= mtu <= 65535:
         raise GpufabricError(host, 'mtu', mtu, 'is outside 68..65535', 'use an MTU no larger than the PF MTU, e.g. 9000 or 1500')
@@ -383,14 +383,19 @@ def apply(host, ipr, fs, *, desired, state, actions):
 # --- persistence -------------------------------------------------------------
 
 def unit_name(name):
-    return 'gpufabric-vlan-%s.service' % name
+    unit = 'gpufabric-vlan-%s.service' % name
+    if not valid_unit_name(unit):
+        raise ValueError('unsafe unit name %r' % (unit,))
+    return unit
 
 
 def render_unit(desired):
     """A oneshot unit recreating the gateway with idempotent ip commands at boot.
 
     Rendered from the arguments only (not from the live state), so it is stable."""
-    pf, name = desired['pf'], desired['name']
+    # Validated names pass through shlex.quote unchanged; an unvalidated one raises here
+    # rather than reach "/bin/sh -c" (defence in depth behind validate_params).
+    pf, name = unit_quote(desired['pf']), unit_quote(desired['name'])
     dev_unit = netdev_device_unit(pf)
     lines = [
         '# Managed by Ansible (gpufabric.roce.vlan_gateway). Local edits are overwritten.',

@@ -30,7 +30,10 @@ extends_documentation_fragment:
   - gpufabric.roce.roce.actiongroup
 options:
   pf:
-    description: PF netdev whose VFs are managed (the inventory's C(roce_sriov_pf)).
+    description:
+      - PF netdev whose VFs are managed (the inventory's C(roce_sriov_pf)).
+      - At most 15 characters of letters, digits, C(_), C(.) and C(-), not starting with C(-) or C(.). The name is written
+        into the persisted unit's shell lines, so shell and systemd metacharacters are refused before anything changes.
     type: str
     required: true
   num_vfs:

@@ -30,7 +30,10 @@ extends_documentation_fragment:
   - gpufabric.roce.roce.actiongroup
 options:
   pf:
-    description: Parent PF netdev (the inventory's C(roce_pf)).
+    description:
+      - Parent PF netdev (the inventory's C(roce_pf)).
+      - At most 15 characters of letters, digits, C(_), C(.) and C(-), not starting with C(-) or C(.). The name is written
+        into the persisted unit's shell lines, so shell and systemd metacharacters are refused before anything changes.
     type: str
     required: true
   vlan_id:
@@ -38,7 +41,7 @@ options:
     type: int
     required: true
   name:
-    description: Interface name. Defaults to C(<pf>.<vlan_id>); at most 15 characters.
+    description: Interface name. Defaults to C(<pf>.<vlan_id>); at most 15 characters, the same characters as O(pf).
     type: str
   mtu:
     description: MTU of the VLAN interface; at most the PF's MTU. Omit to leave it (a new VLAN inherits the PF's).

@@ -24,7 +24,8 @@ def vf(vid, **kw):
 
 BAD = [
     ('pf-name', 'en/0', PF8, 8, [], False,
-     'node1: pf="en/0": is not a valid interface name. Fix: give the PF netdev name, at most 15 characters without "/", ":" or spaces'),
+     'node1: pf="en/0": is not a valid interface name: it contains \'/\', which a shell or systemd unit line would interpret. '
+     'Fix: ' + sv.PF_FIX),
     ('pf-missing', 'enp9s0', dict(PF8, exists=False), 8, [], False,
      'node1: pf="enp9s0": no such network interface. Fix: set pf (roce_sriov_pf) to an existing PF netdev, see ansible_facts.rdma.netdevs'),
     ('pf-not-sriov', 'enp9s0', dict(PF8, sriov_capable=False), 8, [], False,
@@ -257,3 +258,54 @@ def test_persist_unit_is_idempotent(tmp_path):
     assert os.readlink(str(tmp_path / 'multi-user.target.wants' / 'gpufabric-sriov-x.service')) == str(tmp_path / 'gpufabric-sriov-x.service')
     gone = persist_unit('gpufabric-sriov-x.service', None, 'absent', False, unit_dir=unit_dir)
     assert gone['changed'] is True and not os.listdir(str(tmp_path / 'multi-user.target.wants'))
+
+
+# --- shell injection into the persisted unit: refused before anything changes --------
+
+MALICIOUS = ['eni$(reboot)', 'eni`id`', 'eni;reboot', 'a&b', 'a|b', "a'b", 'a"b', 'a b', 'a\tb', 'a\nb', 'eni%i',
+             'a\\b', 'a>b', 'a<b', 'a*', 'a?', 'a#', 'a(b', '-a', '.a', '..', 'a:b', 'a/b', '', 'é1', 'x' * 16]
+
+
+@pytest.mark.parametrize('name', MALICIOUS)
+def test_run_refuses_unsafe_pf_before_any_change(nds_tree, name):
+    ipr = FakeIPRoute({i: dict(sv.NEW_VF) for i in range(8)})
+    calls = []
+    with pytest.raises(GpufabricError) as err:
+        sv.run(HOST, dict(PARAMS, pf=name, persist=True, num_vfs=4, allow_vf_reset=True), ipr, False,
+               fs=Sysfs(str(nds_tree)), persist_fn=lambda *a: calls.append(a))
+    assert err.value.field == 'pf' and err.value.value == name
+    assert str(err.value).startswith('node1: pf=') and str(err.value).endswith('. Fix: ' + sv.PF_FIX)
+    assert calls == [] and ipr.sets == [] and ipr.gets == 0
+    assert (nds_tree / 'devices' / 'netdevsim10' / 'sriov_numvfs').read_text() == '8\n'
+
+
+def test_unsafe_pf_message_is_exact():
+    with pytest.raises(GpufabricError) as err:
+        sv.validate(HOST, 'eni$(reboot)', PF8, num_vfs=8, vfs=[], allow_vf_reset=False)
+    assert str(err.value) == (
+        'node1: pf="eni$(reboot)": is not a valid interface name: it contains \'$\' \'(\' \')\', which a shell or systemd '
+        'unit line would interpret. Fix: give the PF netdev name (roce_sriov_pf), at most 15 characters of letters, digits, '
+        '"_", "." and "-" not starting with "-" or ".", e.g. enp157s0np0')
+
+
+def test_pf_too_long_message_is_exact():
+    with pytest.raises(GpufabricError) as err:
+        sv.validate(HOST, 'enp157s0np0abcde', PF8, num_vfs=8, vfs=[], allow_vf_reset=False)
+    assert str(err.value) == ('node1: pf="enp157s0np0abcde": is not a valid interface name (Linux allows at most 15 bytes, '
+                              'this has 16). Fix: ' + sv.PF_FIX)
+
+
+@pytest.mark.parametrize('name', ['eni$(reboot)', "a';reboot;'", 'eni%n'])
+def test_render_unit_never_writes_an_unsafe_pf(name):
+    # Defence in depth: a caller that skipped validate() gets an exception, not a unit.
+    with pytest.raises(ValueError):
+        sv.render_unit(name, 8, {}, {})
+    with pytest.raises(ValueError):
+        sv.unit_name(name)
+
+
+def test_render_unit_of_legit_names_is_unchanged_by_quoting():
+    for pf in ('eni10np1', 'enp157s0f0np0', 'ib0_1', 'bond-0.100'):
+        text = sv.render_unit(pf, 2, {}, {})
+        assert "/sys/class/net/%s/device/sriov_numvfs)\" != 2 ]" % pf in text
+        assert sv.unit_name(pf) == 'gpufabric-sriov-%s.service' % pf

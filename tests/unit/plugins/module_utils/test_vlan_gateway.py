@@ -27,8 +27,18 @@ BAD = [
     ('vlan-zero', params(vlan_id=0), 'node1: vlan_id=0: is outside 1..4094. Fix: use a VLAN id between 1 and 4094 (roce_vlan_id)'),
     ('vlan-4095', params(vlan_id=4095), 'node1: vlan_id=4095: is outside 1..4094. Fix: use a VLAN id between 1 and 4094 (roce_vlan_id)'),
     ('name-too-long', params(pf='enp157s0np0', vlan_id=1000),
-     'node1: name="enp157s0np0.1000": is not a valid interface name (Linux allows at most 15 characters). '
-     'Fix: set name explicitly to a shorter name, e.g. vlan1000'),
+     'node1: name="enp157s0np0.1000": is not a valid interface name (Linux allows at most 15 bytes, this has 16). '
+     'Fix: set name explicitly to at most 15 characters of letters, digits, "_", "." and "-", e.g. vlan1000'),
+    ('pf-injection', params(pf='e;reboot'),
+     'node1: pf="e;reboot": is not a valid interface name: it contains \';\', which a shell or systemd unit line would '
+     'interpret. Fix: give the PF netdev name (roce_pf), at most 15 characters of letters, digits, "_", "." and "-" '
+     'not starting with "-" or ".", e.g. enp157s0np0'),
+    ('name-injection', params(name='v`id`'),
+     'node1: name="v`id`": is not a valid interface name: it contains \'`\', which a shell or systemd unit line would '
+     'interpret. Fix: set name explicitly to at most 15 characters of letters, digits, "_", "." and "-", e.g. vlan100'),
+    ('name-option', params(name='-v100'),
+     'node1: name="-v100": is not a valid interface name: it starts with \'-\'. '
+     'Fix: set name explicitly to at most 15 characters of letters, digits, "_", "." and "-", e.g. vlan100'),
     ('mtu-range', params(mtu=50), 'node1: mtu=50: is outside 68..65535. Fix: use an MTU no larger than the PF MTU, e.g. 9000 or 1500'),
     ('addr-no-prefix', params(addresses=['10.255.0.2']),
      'node1: addresses[0]="10.255.0.2": has no prefix length. Fix: write the address in CIDR form, e.g. 10.255.0.2/30'),
@@ -173,3 +183,46 @@ def test_render_unit():
     assert ("ExecStart=/bin/sh -c '[ $$(cat /proc/sys/net/ipv4/conf/all/rp_filter) -le 2 ] || "
             "echo 2 > /proc/sys/net/ipv4/conf/all/rp_filter'") in text
     assert vg.unit_name('enp157s0np0.100') == 'gpufabric-vlan-enp157s0np0.100.service'
+
+
+# --- shell injection into the persisted unit: refused before anything changes --------
+
+MALICIOUS = ['e$(reboot)', 'e`id`', 'e;reboot', 'a&b', 'a|b', "a'b", 'a"b', 'a b', 'a\tb', 'a\nb', 'e%i',
+             'a\\b', 'a>b', 'a<b', 'a*', 'a?', 'a#', 'a(b', '-a', '.a', '..', 'a:b', 'a/b', 'é1']
+
+
+class NoNetlink:
+    """Any netlink call fails the test: validation must refuse first."""
+
+    def __getattr__(self, name):
+        raise AssertionError('netlink used before validation refused the input: %s' % name)
+
+
+@pytest.mark.parametrize('field', ['pf', 'name'])
+@pytest.mark.parametrize('value', MALICIOUS)
+def test_run_refuses_unsafe_names_before_any_change(field, value):
+    calls = []
+    with pytest.raises(GpufabricError) as err:
+        vg.run(HOST, params(persist=True, **{field: value}), NoNetlink(), False,
+               fs=Sysfs('/nonexistent', '/nonexistent'), persist_fn=lambda *a: calls.append(a))
+    assert (err.value.host, err.value.field, err.value.value) == (HOST, field, value)
+    assert 'is not a valid interface name' in str(err.value) and '. Fix: ' in str(err.value)
+    assert calls == []
+
+
+@pytest.mark.parametrize('field', ['pf', 'name'])
+def test_render_unit_never_writes_an_unsafe_name(field):
+    desired = vg.validate_params(HOST, params())
+    desired[field] = "x';reboot;'"  # as if a caller skipped validate_params
+    with pytest.raises(ValueError):
+        vg.render_unit(desired)
+    with pytest.raises(ValueError):
+        vg.unit_name('x$(id)')
+
+
+def test_render_unit_of_a_legit_name_is_unchanged_by_quoting():
+    desired = vg.validate_params(HOST, params(name='vlan-100_a.b', rp_filter=2, send_redirects=False))
+    text = vg.render_unit(desired)
+    assert 'ExecStart=-/sbin/ip link add link enp157s0np0 name vlan-100_a.b type vlan id 100' in text
+    assert "ExecStart=/bin/sh -c 'echo 1 > /proc/sys/net/ipv4/conf/vlan-100_a.b/forwarding'" in text
+    assert "ExecStart=/bin/sh -c 'echo 2 > /proc/sys/net/ipv4/conf/vlan-100_a.b/rp_filter'" in text
