@@ -468,13 +468,15 @@ class _SriovRender:
             top[version] = max(top.get(version, last), last)
         for (v1, _s1, e1, n1, h1, _g1), (v2, s2, _e2, n2, h2, g2) in zip(self.subnets, self.subnets[1:]):
             if v1 == v2 and s2 <= e1:
+                free = free_subnet(h2, n2, g2, top)
+                example = ", e.g. set roce_pod_subnet to %(roce_pod_subnet)s and roce_pod_gateway to %(roce_pod_gateway)s" % free[0][h2] if free else ""
                 self.errs.add(
                     h2,
                     "roce_pod_subnet",
                     str(n2),
                     "overlaps %s of host %s" % (n1, h1),
-                    "give every node a distinct, non-overlapping pod subnet",
-                    fix_vars=free_subnet(h2, n2, g2, top),
+                    "give every node a distinct, non-overlapping pod subnet with its gateway inside it%s" % example,
+                    fix_vars=free,
                 )
 
     def _shared_networks(self):

@@ -449,10 +449,11 @@ def check_policy(errs, host, fields, pol):
 class _Slice:
     """The VFs one policy takes on one PF."""
 
-    __slots__ = ("lo", "hi", "host", "pol", "entry", "index")
+    __slots__ = ("lo", "hi", "host", "pol", "entry", "index", "key")
 
     def __init__(self, fields):
         self.lo, self.hi, self.host, self.pol, self.entry, self.index = fields
+        self.key = id(fields)  # the indexed tuple lives as long as the index; this wrapper does not
 
 
 def _compatible(a, b):
@@ -564,7 +565,7 @@ class VfRangeIndex:
                 first[g] = s
 
     def _once(self, s, kind):
-        key = (id(s), kind)
+        key = (s.key, kind)
         if key in self.reported:
             return False
         self.reported.add(key)

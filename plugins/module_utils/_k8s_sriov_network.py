@@ -278,7 +278,7 @@ def free_subnet(host, net, gw, top):
     size = net.num_addresses
     start = (top[net.version] // size + 1) * size
     cls = ipaddress.IPv4Network if net.version == 4 else ipaddress.IPv6Network
-    if start + size - 1 > int(net.hostmask) | int(cls((0, 0)).hostmask):
+    if start + size - 1 > int(cls((0, 0)).broadcast_address):
         return None
     new = cls((start, net.prefixlen))
     new_gw = new.network_address + (int(gw) - int(net.network_address))

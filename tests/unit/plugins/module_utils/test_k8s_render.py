@@ -249,7 +249,8 @@ BAD_INPUTS = [
         "vf-ranges-overlap-same-pf",
         _set("node1", sriov_networks_pf_names=[PF + "#0-4"], sriov_networks_extra_policies=[_DPDK]),
         'node1: sriov_networks_extra_policies[0].pf_names="enp157s0np0#4-7": VF range 4-7 of policy roce-node1-dpdk overlaps VFs 0-4 of policy '
-        'roce-node1 on the same PF enp157s0np0. Fix: give the policies disjoint VF ranges: set sriov_networks_extra_policies[0].pf_names to ["enp157s0np0#5-7"]',
+        "roce-node1 on the same PF enp157s0np0. "
+        'Fix: give the policies disjoint VF ranges: set sriov_networks_extra_policies[0].pf_names to ["enp157s0np0#5-7"]',
     ),
     (
         "vfio-pci-with-rdma",
@@ -272,7 +273,8 @@ BAD_INPUTS = [
     (
         "pod-subnets-overlap",
         _set("node2", roce_pod_subnet="10.255.0.0/29"),
-        'node2: roce_pod_subnet="10.255.0.0/29": overlaps 10.255.0.0/30 of host node1. Fix: give every node a distinct, non-overlapping pod subnet',
+        'node2: roce_pod_subnet="10.255.0.0/29": overlaps 10.255.0.0/30 of host node1. Fix: give every node a distinct, non-overlapping pod subnet '
+        "with its gateway inside it, e.g. set roce_pod_subnet to 10.255.0.8/29 and roce_pod_gateway to 10.255.0.14",
     ),
     (
         "gateway-outside-subnet",
@@ -370,7 +372,8 @@ BAD_INPUTS = [
     ),
     (
         "extra-policy-unknown-key",
-        _set("node1", sriov_networks_extra_policies=[dict(_DPDK, numvfs=4)]),
+        # The main policy keeps 0-3, so that the extra policy's 4-7 is fine once its typo is fixed.
+        _set("node1", sriov_networks_pf_names=[PF + "#0-3"], sriov_networks_extra_policies=[dict(_DPDK, numvfs=4)]),
         'node1: sriov_networks_extra_policies[0]=["numvfs"]: unknown key(s). Fix: use only: name, pf_names, resource_name, num_vfs, mtu, link_type, '
         "device_type, is_rdma, priority, node_selector",
     ),
