@@ -151,7 +151,7 @@ ansible_facts:
           description:
             - What the later phases need on the node. C(pyroute2) (C(importable), C(python) the interpreter asked) for the
               host modules. C(binaries), the path of each perftest program (V(null) when not found). C(kernel.release)
-              and C(kernel.modules), per module (C(8021q), C(ib_uverbs), C(mlx5_ib), C(rdma_rxe), C(nvidia_peermem)):
+              and C(kernel.modules), per module (C(8021q), C(ib_uverbs), C(mlx5_ib), C(rdma_rxe), C(nvidia_peermem)) -
               C(loaded), C(available) (loaded, loadable or built in) and C(builtin). C(rdma_drivers), per PF netdev, the
               kernel module of its RDMA driver (C(mlx5_ib) for C(mlx5_core), C(rdma_rxe) for soft-RoCE on any other).
           returned: always
