@@ -69,7 +69,7 @@ class FixErrors(_Errors):
 
 def as_int(errs, host, field, value, *, example, clamp=True, lo=None, hi=None, what="", fix=None):
     """``_as_int`` whose error carries a fix: an out-of-range number clamped into [lo, hi], else ``example``."""
-    if type(value) is int and (lo is None or value >= lo) and (hi is None or value <= hi):
+    if isinstance(value, int) and not isinstance(value, bool) and (lo is None or value >= lo) and (hi is None or value <= hi):
         return value  # the common case, thousands of times per run: skip the general path
     before = len(errs.items)
     out = _as_int(errs, host, field, value, lo=lo, hi=hi, what=what, fix=fix)

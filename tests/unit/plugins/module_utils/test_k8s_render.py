@@ -389,6 +389,22 @@ BAD_INPUTS = [
         'and set sriov_networks_pf_names to ["enp157s0np0#4-7"]',
     ),
     (
+        "extra-policy-duplicate-name",
+        _set(
+            "node1",
+            sriov_networks_pf_names=[PF + "#0-3"],
+            sriov_networks_extra_policies=[dict(_DPDK, pf_names=[PF + "#4-5"]), dict(_DPDK, pf_names=[PF + "#6-7"], resource_name="dpdk2_node1")],
+        ),
+        'node1: sriov_networks_extra_policies[1].name="dpdk": another extra policy of this node has the same name, so both would render as one object. '
+        "Fix: give each extra policy its own name, e.g. dpdk2",
+    ),
+    (
+        "vf-range-end-with-numvfs-set-twice",
+        _set("node1", sriov_networks_pf_names=[PF + "#0-3"], sriov_networks_extra_policies=[dict(_DPDK, pf_names=[PF + "#4-8"], num_vfs=8)]),
+        'node1: sriov_networks_extra_policies[0].pf_names="enp157s0np0#4-8": VF range end 8 is not below numVfs 8 (VF indexes run 0..7). '
+        "Fix: end the range at 7 or less, or raise roce_num_vfs and sriov_networks_extra_policies[0].num_vfs",
+    ),
+    (
         "mtu-range",
         _set("node1", roce_mtu=0),
         "node1: roce_mtu=0: must be between 1 and 9978 (bytes). Fix: set roce_mtu to the VF MTU, e.g. 9000 (must not exceed the PF MTU)",
