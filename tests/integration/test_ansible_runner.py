@@ -129,9 +129,10 @@ def test_set_stats_summary_reaches_the_job_artifacts(job):
         "sriov_networks": str(render_dir / "sriov-networks"),
     }
     assert sorted(os.path.basename(p) for p in summary["changes"]["network_operator"]) == [
-        "helm-chart.yaml", "helm-values.yaml", "nic-cluster-policy.yaml"]
+        "argocd-application.yaml", "flux-helm-release.yaml", "helm-chart.yaml", "helm-values.yaml", "kustomization.yaml",
+        "nic-cluster-policy.yaml"]
     assert sorted(os.path.basename(p) for p in summary["changes"]["sriov_networks"]) == [
-        "sriov-network-node-policies.yaml", "sriov-networks.yaml"]
+        "kustomization.yaml", "sriov-network-node-policies.yaml", "sriov-networks.yaml"]
 
     # The same job in check mode against what is already rendered: no drift to report.
     again = ansible_runner.run(cmdline="--check --diff", **kwargs)
