@@ -43,7 +43,7 @@ class ActionModule(ActionBase):
 
         unknown = uv.find_unknown(names(), known)
         lines = uv.warning_lines(unknown, known)
-        result.update(changed=False, hosts=len(hosts), unknown={k: v for k, v in sorted(unknown.items())})
+        result.update(changed=False, hosts=len(hosts), unknown=dict(sorted(unknown.items())))
         if lines:
             result['warnings'] = lines
         result['msg'] = ('%d variable%s that no role reads' % (len(lines), '' if len(lines) == 1 else 's')) if lines else \
