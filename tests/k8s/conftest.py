@@ -15,10 +15,10 @@ import pytest
 from k8s_helpers import APPLY_DELAY, CONTROLPLANE, HARDWARE, NAMESPACE, RELEASE, REPO, SYNC_DELAY, TIMINGS, Cluster, chart_path
 
 
-@pytest.fixture(scope="session")
-def cluster(tmp_path_factory):
-    state_dir = tmp_path_factory.mktemp("k8s") / "run"
-    hw = tmp_path_factory.getbasetemp() / "hardware.json"
+def _control_plane(tmp_path_factory, name):
+    """Start a control plane of its own (state dir, ports, nodes, stand-ins) and stop it afterwards."""
+    state_dir = tmp_path_factory.mktemp(name) / "run"
+    hw = state_dir.parent / "hardware.json"
     hw.write_text(json.dumps(HARDWARE), encoding="utf-8")
     t0 = time.time()
     proc = subprocess.run([*CONTROLPLANE, "--state-dir", str(state_dir), "start", "--hardware", str(hw),  # noqa: S603
@@ -32,6 +32,17 @@ def cluster(tmp_path_factory):
     yield c
     c.kube.close()
     subprocess.run([*CONTROLPLANE, "--state-dir", str(state_dir), "stop"], capture_output=True, text=True, timeout=120, check=False)  # noqa: S603
+
+
+@pytest.fixture(scope="session")
+def cluster(tmp_path_factory):
+    yield from _control_plane(tmp_path_factory, "k8s")
+
+
+@pytest.fixture(scope="module")
+def own_cluster(tmp_path_factory):
+    """For tests that roll the collection out (their helm release would collide with the session's)."""
+    yield from _control_plane(tmp_path_factory, "k8s-own")
 
 
 @pytest.fixture(scope="session")

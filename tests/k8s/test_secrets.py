@@ -100,21 +100,21 @@ def _leaks(root, stdout, needles):
 
 
 @pytest.fixture
-def kubeconfig(cluster):
+def kubeconfig(own_cluster):
     os.environ.pop("KUBECONFIG", None)
     os.environ.pop("K8S_AUTH_KUBECONFIG", None)
-    content = json.loads(cluster.kubeconfig.read_text(encoding="utf-8"))
+    content = json.loads(own_cluster.kubeconfig.read_text(encoding="utf-8"))
     token = content["users"][0]["user"]["token"]
     assert len(token) >= 32  # random per cluster start: a match can only be a leak
     return content, token
 
 
 @pytest.mark.parametrize("verbosity", [0, 3])
-def test_kubeconfig_token_reaches_no_sink(cluster, kubeconfig, tmp_path, verbosity):
+def test_kubeconfig_token_reaches_no_sink(own_cluster, kubeconfig, tmp_path, verbosity):
     content, token = kubeconfig
     root = tmp_path / ("v%d" % verbosity)
     _inventory(root, content)
-    result, stdout = _run(root, cluster, verbosity)
+    result, stdout = _run(root, own_cluster, verbosity)
     failed = [e["event_data"].get("task") for e in result.events if e.get("event") == "runner_on_failed"]
     assert result.status == "successful", "status %s rc %s failed tasks %s\n%s" % (result.status, result.rc, failed, stdout[-6000:])
     # The apply path really ran with the mapping: the chart was installed and the test pods were placed.
@@ -124,7 +124,7 @@ def test_kubeconfig_token_reaches_no_sink(cluster, kubeconfig, tmp_path, verbosi
     assert _leaks(root, stdout, _needles(token)) == []
 
 
-def test_a_failure_under_no_log_still_tells_its_cause(cluster, kubeconfig, tmp_path):
+def test_a_failure_under_no_log_still_tells_its_cause(own_cluster, kubeconfig, tmp_path):
     # A namespace that does not exist (and is not created): helm fails. The task runs with no_log, so
     # its result is censored; the cause must still be printed, without the token. The name shares no
     # text with the kubeconfig: Ansible masks every string of a no_log value ("gpufabric", "admin",
@@ -133,7 +133,7 @@ def test_a_failure_under_no_log_still_tells_its_cause(cluster, kubeconfig, tmp_p
     root = tmp_path / "failing"
     _inventory(root, content)
     namespace = "roce-missing-ns"
-    result, stdout = _run(root, cluster, 0, tags="operator", extravars={
+    result, stdout = _run(root, own_cluster, 0, tags="operator", extravars={
         "network_operator_namespace": namespace, "network_operator_create_namespace": False})
     assert result.status == "failed", stdout[-4000:]
     assert _leaks(root, stdout, _needles(token)) == []
