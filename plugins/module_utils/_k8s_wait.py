@@ -71,10 +71,10 @@ def _judge_ncp(resources):
     deployments = resources.get("deployments") or []
     pending = ncp_unready_components(ncp or {})
     unavailable = deployments_unavailable(deployments)
+    ready = len(deployments) - len(unavailable)
     if not deployments:
         unavailable = ["no Deployment in the operator namespace yet (is the Helm release installed there?)"]
     state = ((ncp or {}).get("status") or {}).get("state") or "absent"
-    ready = len(deployments) - len(deployments_unavailable(deployments))
     summary = "NicClusterPolicy %s, deployments %d/%d available" % (state, ready, len(deployments))
     problems = pending + unavailable
     if problems:
@@ -90,8 +90,8 @@ def _judge_sriov(resources, expected):
     summary = "%d/%d nodes synced" % (total - len(pending), total)
     if "nodes" in resources:
         # Allocatable is judged only for synced nodes: the device plugin publishes after the sync.
-        synced = {p.split(":", 1)[0] for p in pending}
-        ready_nodes = [n for n in expected if n["node_name"] not in synced]
+        unsynced = {p.split(":", 1)[0] for p in pending}
+        ready_nodes = [n for n in expected if n["node_name"] not in unsynced]
         short = allocatable_mismatches(resources.get("nodes") or [], ready_nodes)
         short_nodes = {m.split(":", 1)[0] for m in short}
         summary += ", %d/%d with the VFs allocatable" % (len(ready_nodes) - len(short_nodes), total)
