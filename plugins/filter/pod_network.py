@@ -11,6 +11,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError
 from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import fabric_table as _fabric
 from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import vlan_gateway_plan as _plan
+from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import vlan_gateway_plans as _plans
 
 
 def _is_template(value):
@@ -69,6 +70,13 @@ def vlan_gateway_plan(hostvars, host, nodes=None):
         raise AnsibleFilterError(str(exc)) from exc
 
 
+def vlan_gateway_plans(hostvars, host, nodes=None):
+    try:
+        return _plans(_view(hostvars), host, nodes)
+    except GpufabricError as exc:
+        raise AnsibleFilterError(str(exc)) from exc
+
+
 class FilterModule(object):
     def filters(self):
-        return {'vlan_gateway_fabric': vlan_gateway_fabric, 'vlan_gateway_plan': vlan_gateway_plan}
+        return {'vlan_gateway_fabric': vlan_gateway_fabric, 'vlan_gateway_plan': vlan_gateway_plan, 'vlan_gateway_plans': vlan_gateway_plans}

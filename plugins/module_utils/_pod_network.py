@@ -15,9 +15,11 @@ __metaclass__ = type  # noqa: UP001
 import ipaddress
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError
+from ansible_collections.gpufabric.roce.plugins.module_utils._rails import node_rails, rail_field, shorthand_vars
 
 DEFAULT_VLAN_ID = 100
 DEFAULT_MTU = 9000
+DEFAULT_NUM_VFS = 8
 FABRIC_KIND = 'vlan_gateway_fabric'
 # Enough to fix a systematic mistake (a wrong group_vars line hits every node) without
 # flooding the terminal with 1,000 identical lines.
@@ -145,6 +147,89 @@ def _vlan_errors(nodes, fabric):
             for n in nodes if fabric[n]['vlan_id'] != vlan]
 
 
+# What node_rails reads of a node; the view over Ansible's hostvars only answers lookups by key.
+_RAIL_VARS = ('roce_rails', 'roce_rail_overrides', 'roce_node_index', 'roce_num_vfs', 'roce_mtu', 'roce_vlan_id')
+
+
+def node_rail_fabric(hostvars, host, position):
+    """Validated pod network of every rail of a node with ``roce_rails``, or None for a one-rail node.
+
+    Each rail is checked by the one-rail rules (``node_fabric``) and blamed by its own key
+    (``roce_rails[rail3].subnet``), so host, rail, field, value and fix are all in the message."""
+    if not _get(hostvars, host, 'roce_rails'):
+        return None, []  # the common one-rail node: one read, not six
+    hv = {k: _get(hostvars, host, k) for k in _RAIL_VARS}
+    rails, problems = node_rails(hv, position, {'roce_vlan_id': DEFAULT_VLAN_ID, 'roce_mtu': DEFAULT_MTU, 'roce_num_vfs': DEFAULT_NUM_VFS})
+    if rails is None:
+        return None, []
+    errors = [GpufabricError(host, field, value, problem, fix) for field, value, problem, fix in problems]
+    out = []
+    for rail in rails:
+        try:
+            f = node_fabric({host: shorthand_vars(rail)}, host)
+        except GpufabricError as exc:
+            errors.append(GpufabricError(host, rail_field(rail['name'], exc.field), exc.value, exc.problem, exc.fix))
+            continue
+        f['rail'] = rail['name']
+        f['num_vfs'] = rail.get('num_vfs')
+        # The PF whose VFs sriov_vf makes in host mode, when it is not the gateway's (the lab's netdevsim).
+        f['sriov_pf'] = rail.get('sriov_pf') or f['pf']
+        out.append(f)
+    return out, errors
+
+
+def _rail_overlaps(entries):
+    """Overlapping pod subnets among ``(host, rail, fabric)`` entries (every rail of every node): one sweep,
+    as in ``_overlaps``. Rails share no subnet either: a node routes each rail's plane by address."""
+    errors, reported = [], set()
+    cur = None
+    for i, (host, rail, f) in sorted(enumerate(entries), key=lambda e: (e[1][2]['subnet'].version, int(e[1][2]['subnet'].network_address), e[0])):
+        net = f['subnet']
+        first, last = int(net.network_address), int(net.broadcast_address)
+        if cur is not None and cur[0] == net.version and first <= cur[1] and (host, rail) not in reported:
+            reported.add((host, rail))
+            other_host, other_rail, other = entries[cur[2]]
+            errors.append(GpufabricError(host, rail_field(rail, 'roce_pod_subnet') if rail else 'roce_pod_subnet', '%s' % net,
+                                         'overlaps the subnet %s of %s%s' % (other['subnet'], other_host, ' (rail %s)' % other_rail if other_rail else ''),
+                                         'give every rail a subnet_pool of its own, disjoint from the other rails\' and the one-rail nodes\' '
+                                         'roce_pod_subnet, and every node its own roce_node_index' if rail else
+                                         'give every node of roce_nodes a disjoint pod subnet, e.g. consecutive /30s'))
+        if cur is None or cur[0] != net.version or last > cur[1]:
+            cur = (net.version, last, i)
+    return errors
+
+
+def _rail_vlan_errors(entries):
+    by_rail = {}
+    for host, rail, f in entries:
+        if rail:
+            by_rail.setdefault(rail, []).append((host, f))
+    errors = []
+    for rail, members in by_rail.items():
+        nodes = [h for h, _f in members]
+        fabric = {h: f for h, f in members}
+        for e in _vlan_errors(nodes, fabric):
+            errors.append(GpufabricError(e.host, rail_field(rail, 'roce_vlan_id'), e.value, e.problem.replace('roce_vlan_id', 'the VLAN of rail %s,' % rail),
+                                         'use one VLAN per rail on every node: drop the node\'s override of roce_rails[%s].vlan' % rail))
+    return errors
+
+
+def _multirail_table(hostvars, nodes, fabric, rails):
+    """fabric_table for an inventory where some node has roce_rails: every rule per rail."""
+    entries = [(n, None, fabric[n]) for n in nodes if n in fabric]
+    entries += [(n, f['rail'], f) for n in nodes for f in rails.get(n, [])]
+    one_rail = [n for n in nodes if n in fabric]
+    _raise(_rail_overlaps(entries) + (_vlan_errors(one_rail, fabric) if one_rail else []) + _rail_vlan_errors(entries))
+    out = {n: _plain_fabric(f) for n, f in fabric.items()}
+    for n, rs in rails.items():
+        out[n] = {'rails': [dict(_plain_fabric(f), rail=f['rail'], num_vfs=f['num_vfs'], sriov_pf=f['sriov_pf']) for f in rs]}
+    return {'kind': FABRIC_KIND, 'vlan_id': fabric[one_rail[0]]['vlan_id'] if one_rail else None, 'nodes': {n: out[n] for n in nodes}}
+
+
+def _plain_fabric(f):
+    return {'pf': f['pf'], 'vlan_id': f['vlan_id'], 'mtu': f['mtu'], 'subnet': '%s' % f['subnet'], 'gateway': '%s' % f['gateway']}
+
+
 def fabric_table(hostvars, nodes=None):
     """Validate the pod network of every node once; the result is what each node's plan reads.
 
@@ -153,19 +238,25 @@ def fabric_table(hostvars, nodes=None):
     FabricErrors (several, one line each). Returns JSON-friendly data:
     ``{'kind': 'vlan_gateway_fabric', 'vlan_id': 100, 'nodes': {host: {pf, vlan_id, mtu, subnet, gateway}}}``."""
     nodes = list(nodes) if nodes is not None else list(hostvars.keys())
-    fabric, errors = {}, []
-    for n in nodes:
+    fabric, rails, errors = {}, {}, []
+    for position, n in enumerate(nodes):
+        node_rails_fabric, rail_errors = node_rail_fabric(hostvars, n, position)
+        if node_rails_fabric is not None:
+            rails[n] = node_rails_fabric
+            errors.extend(rail_errors)
+            continue
         try:
             fabric[n] = node_fabric(hostvars, n)
         except GpufabricError as exc:
             errors.append(exc)
     _raise(errors)
+    if rails:
+        return _multirail_table(hostvars, nodes, fabric, rails)
     _raise(_overlaps(nodes, fabric) + _vlan_errors(nodes, fabric) if nodes else [])
     return {
         'kind': FABRIC_KIND,
         'vlan_id': fabric[nodes[0]]['vlan_id'] if nodes else None,
-        'nodes': {n: {'pf': f['pf'], 'vlan_id': f['vlan_id'], 'mtu': f['mtu'], 'subnet': '%s' % f['subnet'],
-                      'gateway': '%s' % f['gateway']} for n, f in fabric.items()},
+        'nodes': {n: _plain_fabric(f) for n, f in fabric.items()},
     }
 
 
@@ -181,6 +272,9 @@ def gateway_args(table, host):
         raise GpufabricError(host, 'host', host, 'is not in roce_nodes (%s)' % _names(nodes),
                              'add the host to group roce_nodes or call the filter only for its members')
     me = nodes[host]
+    if 'rails' in me:
+        raise GpufabricError(host, 'roce_rails', [r['rail'] for r in me['rails']], 'the node has several rails, so several gateways',
+                             'use the gpufabric.roce.vlan_gateway_plans filter (a list, one gateway per rail)')
     return {
         'pf': me['pf'],
         'vlan_id': me['vlan_id'],
@@ -189,6 +283,47 @@ def gateway_args(table, host):
         'addresses': ['%s/%s' % (me['gateway'], me['subnet'].rsplit('/', 1)[1])],
         'routes': [{'dst': f['subnet'], 'via': f['gateway'], 'onlink': True} for n, f in nodes.items() if n != host],
     }
+
+
+def gateway_args_list(table, host):
+    """The vlan_gateway arguments of every rail of ``host``: one gateway per rail, each with routes to
+    the other nodes' subnets on that rail only (never across rails). A one-rail node: a list of one."""
+    nodes = table['nodes']
+    me = nodes.get(host)
+    if me is None or 'rails' not in me:
+        return [gateway_args(table, host)]
+    out = []
+    for r in me['rails']:
+        routes = []
+        for n, f in nodes.items():
+            if n == host:
+                continue
+            for other in f.get('rails', ()):
+                if other['rail'] == r['rail']:
+                    routes.append({'dst': other['subnet'], 'via': other['gateway'], 'onlink': True})
+        out.append({
+            'rail': r['rail'],
+            'pf': r['pf'],
+            'vlan_id': r['vlan_id'],
+            'name': '%s.%d' % (r['pf'], r['vlan_id']),
+            'mtu': r['mtu'],
+            'num_vfs': r['num_vfs'],
+            'sriov_pf': r['sriov_pf'],
+            'addresses': ['%s/%s' % (r['gateway'], r['subnet'].rsplit('/', 1)[1])],
+            'routes': routes,
+        })
+    return out
+
+
+def vlan_gateway_plans(hostvars, host, nodes=None):
+    """``vlan_gateway_plan`` for every rail of ``host`` (a list; one entry for a one-rail node)."""
+    if is_fabric_table(hostvars):
+        return gateway_args_list(hostvars, host)
+    nodes = list(nodes) if nodes is not None else list(hostvars.keys())
+    if host not in nodes:
+        raise GpufabricError(host, 'host', host, 'is not in roce_nodes (%s)' % _names(nodes),
+                             'add the host to group roce_nodes or call the filter only for its members')
+    return gateway_args_list(fabric_table(hostvars, nodes), host)
 
 
 def _names(nodes):

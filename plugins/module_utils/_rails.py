@@ -30,9 +30,9 @@ import ipaddress
 import re
 
 RAIL_KEYS = ('name', 'pf', 'vlan', 'subnet', 'gateway', 'subnet_pool', 'subnet_prefix', 'num_vfs', 'mtu',
-             'resource_name', 'network_name', 'routes')
+             'resource_name', 'network_name', 'routes', 'sriov_pf')
 # The pool describes the cluster, so a node overrides its own subnet instead of the pool.
-OVERRIDE_KEYS = ('pf', 'vlan', 'subnet', 'gateway', 'num_vfs', 'mtu', 'resource_name', 'network_name', 'routes')
+OVERRIDE_KEYS = ('pf', 'vlan', 'subnet', 'gateway', 'num_vfs', 'mtu', 'resource_name', 'network_name', 'routes', 'sriov_pf')
 RAIL_NAME_RE = re.compile(r'[a-z0-9]([a-z0-9-]{0,13}[a-z0-9])?')
 DEFAULT_SUBNET_PREFIX = 24
 
