@@ -11,10 +11,11 @@ __metaclass__ = type  # noqa: UP001
 import socket
 import struct
 
+from ansible_collections.gpufabric.roce.plugins.module_utils import _pci_topology
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import Sysfs, pci_address_of
 
 NVIDIA_VENDOR = '0x10de'
-GPU_CLASS_PREFIXES = ('0x0300', '0x0302')  # VGA-compatible display, 3D controller
+GPU_CLASS_PREFIXES = (_pci_topology.DISPLAY_CLASS_PREFIX,)  # display controllers: 0x0300 VGA, 0x0302 3D, 0x0380 other
 PEERMEM_MODULES = ('nvidia_peermem', 'nv_peer_mem')
 IOMMU_CMDLINE_KEYS = ('intel_iommu', 'amd_iommu', 'iommu', 'iommu.passthrough', 'iommu.strict')
 
@@ -279,10 +280,13 @@ def rdma_netns_mode():
 def gather(sys_root='/sys', proc_root='/proc', netns_mode_getter=rdma_netns_mode):
     fs = Sysfs(sys_root, proc_root)
     devices = rdma_devices(fs)
-    return {
+    facts = {
         'devices': devices,
         'netdevs': pf_netdevs(fs),
         'iommu': iommu_facts(fs),
         'netns_mode': netns_mode_getter() if netns_mode_getter else None,
         'gpudirect': gpudirect_facts(fs, devices),
     }
+    # gpus, gpu_nic_topology, nearest_nic, acs, nvidia_peermem
+    facts.update(_pci_topology.gather(fs, devices))
+    return facts

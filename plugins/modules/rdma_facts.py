@@ -10,7 +10,7 @@ __metaclass__ = type  # noqa: UP001
 DOCUMENTATION = r"""
 ---
 module: rdma_facts
-short_description: Gather RDMA, SR-IOV, IOMMU and GPUDirect facts of a node
+short_description: Gather RDMA, SR-IOV, IOMMU, GPUDirect and GPU-NIC topology facts of a node
 version_added: "0.1.0"
 description:
   - Collects what an operator checks by hand before rolling out RoCE (C(rdma link show),
@@ -57,6 +57,10 @@ notes:
   - When O(sysfs_root) is not C(/sys), RV(ansible_facts.rdma.netns_mode) is not queried and is V(null), since the RDMA
     netlink socket answers for the module's own kernel, not for the tree read.
   - Speed is V(null) when the kernel reports none (link down, virtual NIC).
+  - The GPU-NIC topology is read from sysfs only (the resolved C(/sys/bus/pci/devices) links, C(numa_node) and
+    C(config)); no C(nvidia-smi) or C(lspci) is run. ACS and PCIe port types need the whole config space, which the kernel
+    gives only to root (use C(become)); otherwise RV(ansible_facts.rdma.acs) says C(unknown) with the reason and switches are
+    told apart by position.
 """
 
 EXAMPLES = r"""
@@ -80,6 +84,10 @@ EXAMPLES = r"""
       gpufabric.roce.sriov_vf:
         pf: enp157s0np0
         num_vfs: 8
+
+- name: Each GPU's nearest RDMA NIC and their PCIe class (PIX, PXB, PHB, NODE, SYS)
+  ansible.builtin.debug:
+    msg: "{{ ansible_facts.rdma.gpus | map(attribute='name') | zip(ansible_facts.rdma.gpus | map(attribute='nearest_nic')) }}"
 
 - name: Flag RDMA NICs and GPUs on different NUMA nodes
   ansible.builtin.assert:
@@ -169,8 +177,95 @@ ansible_facts:
               and C(gpus) (NVIDIA vendor 0x10de, class 0x0300/0x0302) with PCI address and NUMA node,
               C(nic_numa_nodes), C(gpu_numa_nodes) and C(numa_aligned) (V(null) unless both sides
               report a NUMA node).
+            - GPUs are NVIDIA functions of any display class (0x03xxxx - 0x0300 VGA, 0x0302 3D controller, 0x0380 other),
+              the same list as RV(ansible_facts.rdma.gpus).
           returned: always
           type: dict
+        gpus:
+          description:
+            - NVIDIA GPUs (vendor 0x10de, display class 0x03xxxx) in PCI bus order, the order of C(nvidia-smi) and of CUDA
+              with C(CUDA_DEVICE_ORDER=PCI_BUS_ID). Empty on a node without GPUs.
+            - Each has C(index) and C(name) (C(GPU<index>)), C(pci_address), C(device_id), C(class), C(driver),
+              C(numa_node) (V(null) when the kernel reports none), C(root_complex) (the host bridge, C(pciDDDD:BB)),
+              C(bridges) (the upstream PCI bridges from the root port down, from the resolved
+              C(/sys/bus/pci/devices/<address>) link) and C(nearest_nic) (as in RV(ansible_facts.rdma.nearest_nic)).
+          returned: always
+          type: list
+          elements: dict
+          sample:
+            - index: 0
+              name: GPU0
+              pci_address: "0000:03:00.0"
+              device_id: "0x2330"
+              class: "0x030200"
+              driver: nvidia
+              numa_node: 0
+              root_complex: "pci0000:00"
+              bridges: ["0000:00:01.0", "0000:01:00.0", "0000:02:00.0"]
+              nearest_nic: {nic: mlx5_0, pci_address: "0000:04:00.0", class: PIX, hops: 3}
+        gpu_nic_topology:
+          description:
+            - The PCIe relation of every GPU to every RDMA device that has a PCI function, classified as
+              C(nvidia-smi topo -m) does, best first - C(PIX) (at most one PCIe bridge or switch between them),
+              C(PXB) (several bridges or switches, not through the host bridge), C(PHB) (through the PCIe host bridge,
+              same root complex), C(NODE) (across host bridges of one NUMA node), C(SYS) (across NUMA nodes).
+              A PCIe switch (upstream port and its downstream ports) counts as one bridge.
+            - C(classes) (that order), C(gpus) (PCI addresses in GPU order), C(matrix) (GPU address to RDMA device name
+              to class; the class is V(null) when a path has no root complex), C(nics) (per RDMA device - C(name),
+              C(pci_address), C(pci_address_source), C(netdevs), C(numa_node), C(root_complex), C(bridges) and
+              C(nearest_gpu) C({gpu, name, index, class, hops}) or V(null)), C(pairs) (one per GPU and NIC -
+              C(gpu), C(gpu_name), C(nic), C(nic_pci_address), C(class), C(hops) (bridges crossed, plus 1 for the host
+              bridge, 2 between host bridges, 3 between sockets), C(via) (the bridges crossed), C(switches) and
+              C(port_type_source)), C(port_types) (PCIe port type of each bridge crossed, V(null) when config space
+              is not readable).
+            - Switches are told apart by the PCIe port type in config space when it can be read (C(port_type_source=config),
+              needs root), otherwise by position (root port, then upstream and downstream port pairs; C(position)).
+            - Nearest means best class, then fewest bridges crossed, then lowest PCI address.
+          returned: always
+          type: dict
+          sample:
+            classes: [PIX, PXB, PHB, NODE, SYS]
+            gpus: ["0000:03:00.0", "0000:83:00.0"]
+            matrix:
+              "0000:03:00.0": {mlx5_0: PIX, mlx5_3: SYS}
+              "0000:83:00.0": {mlx5_0: SYS, mlx5_3: PIX}
+        nearest_nic:
+          description:
+            - Per GPU PCI address, its nearest RDMA device - C({nic, pci_address, class, hops}), V(null) when there is none.
+          returned: always
+          type: dict
+          sample:
+            "0000:03:00.0": {nic: mlx5_0, pci_address: "0000:04:00.0", class: PIX, hops: 3}
+        acs:
+          description:
+            - Access Control Services of every PCI bridge crossed by a GPU-NIC path, read from the bridge's config space
+              (C(/sys/bus/pci/devices/<address>/config), the ACS extended capability 0x000D, its control register).
+              ACS P2P Request or Completion Redirect sends peer-to-peer traffic up to the root complex, which breaks or
+              slows GPUDirect RDMA between a GPU and a NIC below that bridge.
+            - C(bridges) per bridge address - C(acs) (C(redirect), C(no_redirect), C(absent) (no ACS capability) or
+              C(unknown)), C(reason) (why unknown - without root the kernel returns only the first 64 bytes of config
+              space), C(capability) and C(control) (hex) and one boolean per control bit - C(source_validation),
+              C(translation_blocking), C(request_redirect), C(completion_redirect), C(upstream_forwarding),
+              C(egress_control), C(direct_translated_p2p).
+            - C(redirect), the bridges with redirect on, each C({bridge, request_redirect, completion_redirect, control,
+              gpus, nics}) (the GPUs and NICs whose paths cross it); C(unknown), the bridges that could not be read, and
+              C(unknown_reason).
+          returned: always
+          type: dict
+          sample:
+            redirect:
+              - {bridge: "0000:02:01.0", request_redirect: true, completion_redirect: true, control: "0x001d",
+                 gpus: ["0000:03:00.0"], nics: [mlx5_0]}
+            unknown: []
+            unknown_reason: null
+        nvidia_peermem:
+          description:
+            - Whether the GPUDirect RDMA kernel module is loaded - C(loaded), C(module) (C(nvidia_peermem) or the older
+              C(nv_peer_mem)), C(source) (C(sysfs) for C(/sys/module), C(procfs) for C(/proc/modules)), C(gpus_present)
+              and C(missing) (GPUs present and the module not loaded).
+          returned: always
+          type: dict
+          sample: {gpus_present: true, loaded: false, module: null, source: null, missing: true}
 """
 
 from ansible.module_utils.basic import AnsibleModule

@@ -1,0 +1,42 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filter gpu_nic_affinity: judge a node's rail NICs against its GPU<->NIC topology facts
+(the logic is rail_affinity in module_utils/_pci_topology.py)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type  # noqa: UP001
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import _plain
+from ansible_collections.gpufabric.roce.plugins.module_utils._pci_topology import rail_affinity
+
+
+def _pf_names(pfs, overrides):
+    """PF names from names or rails (``{name, pf}``, a per-node override's ``pf`` winning)."""
+    names = []
+    for item in pfs:
+        name = item
+        if isinstance(item, dict):
+            override = overrides.get(item.get('name')) if isinstance(overrides, dict) else None
+            name = (override or {}).get('pf') or item.get('pf')
+        if not isinstance(name, str) or not name:
+            raise AnsibleFilterError('gpu_nic_affinity: pfs=%r must be PF netdev names or rails with a pf' % (pfs,))
+        names.append(name)
+    return names
+
+
+def gpu_nic_affinity(facts, pfs, overrides=None):
+    pfs = _plain(pfs)
+    if isinstance(pfs, (str, dict)):
+        pfs = [pfs]
+    if not isinstance(pfs, list):
+        raise AnsibleFilterError('gpu_nic_affinity: pfs=%r must be a list of PF netdev names' % (pfs,))
+    return rail_affinity(_plain(facts) or {}, _pf_names(pfs, _plain(overrides) or {}))
+
+
+class FilterModule(object):
+    def filters(self):
+        return {'gpu_nic_affinity': gpu_nic_affinity}
