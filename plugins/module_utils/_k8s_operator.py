@@ -6,6 +6,7 @@ NicClusterPolicy the chart no longer deploys (since 24.10)."""
 
 import json
 import re
+import shlex
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import (
     DNS_LABEL_RE,
@@ -17,12 +18,18 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import 
     _plain,
     deep_merge,
 )
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_ncp_schema import NCP_SCHEMA_CHART_VERSION, schema_problems
 
 NCP_API_VERSION = "mellanox.com/v1alpha1"
 NCP_NAME = "nic-cluster-policy"  # the operator only reconciles a NicClusterPolicy with this name
 IMAGE_NAME_RE = re.compile(r"^[a-zA-Z0-9\-]+\Z")
 REPOSITORY_RE = re.compile(r"^[a-zA-Z0-9.\-/:]+\Z")
 REGISTRY_RE = re.compile(r"^[a-zA-Z0-9.\-]+(:[0-9]+)?(/[a-zA-Z0-9._\-]+)*\Z")
+# An exact chart version (semver, optional v, pre-release/build of [0-9A-Za-z.-]).
+CHART_VERSION_RE = re.compile(r"^v?[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.+-]+)?\Z", re.ASCII)
+CHART_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\Z", re.ASCII)
+# A chart repository: http(s) or OCI, a host, no whitespace, quotes, backslashes or control characters.
+CHART_REPO_RE = re.compile(r"^(https?|oci)://[A-Za-z0-9\[][^\s'\"`\\\x00-\x1f\x7f]*\Z", re.ASCII)
 NCP_IPAM_MODES = ("nv-ipam", "whereabouts", "none")
 
 # ---------------------------------------------------------------------------------------------
@@ -239,10 +246,25 @@ def render_chart_reference(cfg=None, values_file="helm-values.yaml"):
     if not isinstance(release, str) or not DNS_LABEL_RE.match(release) or len(release) > 53:
         errs.add("(cluster)", "network_operator_release_name", release, "not a valid Helm release name (DNS label, max 53 chars)", "use e.g. network-operator")
     version = cfg["network_operator_chart_version"]
-    if _is_unset(version) or not re.match(r"^v?[0-9]+\.[0-9]+\.[0-9]+([-+].+)?\Z", str(version)):
+    if _is_unset(version) or not CHART_VERSION_RE.match(str(version)):
         errs.add("(cluster)", "network_operator_chart_version", version, "not a chart version", "pin an exact chart version, e.g. 26.4.1")
-    errs.raise_if_any()
     repo, chart = cfg["network_operator_chart_repo_url"], cfg["network_operator_chart_name"]
+    if not isinstance(repo, str) or not CHART_REPO_RE.match(repo):
+        errs.add(
+            "(cluster)",
+            "network_operator_chart_repo_url",
+            repo,
+            "not a chart repository URL (http://, https:// or oci://, no spaces, quotes or control characters)",
+            "set network_operator_chart_repo_url to the repository URL, e.g. https://helm.ngc.nvidia.com/nvidia or oci://registry.local/charts",
+        )
+    if not isinstance(chart, str) or not CHART_NAME_RE.match(chart):
+        errs.add(
+            "(cluster)", "network_operator_chart_name", chart, "not a chart name", "use the chart's name as in the repository index, e.g. network-operator"
+        )
+    errs.raise_if_any()
+    # Every argument quoted: the command is written into helm-chart.yaml for a human or a pipeline to run.
+    argv = ["helm", "upgrade", "--install", release, chart, "--repo", repo, "--version", str(version)]
+    argv += ["--namespace", ns, "--create-namespace", "-f", values_file]
     return {
         "repository": repo,
         "chart": chart,
@@ -250,8 +272,7 @@ def render_chart_reference(cfg=None, values_file="helm-values.yaml"):
         "release_name": release,
         "namespace": ns,
         "values_file": values_file,
-        "helm_command": "helm upgrade --install %s %s --repo %s --version %s --namespace %s --create-namespace -f %s"
-        % (release, chart, repo, version, ns, values_file),
+        "helm_command": " ".join(shlex.quote("%s" % a) for a in argv),
     }
 
 
@@ -356,7 +377,52 @@ def render_nic_cluster_policy(cfg=None):
         conf = rdma_cfg if isinstance(rdma_cfg, str) else json.dumps(_plain(rdma_cfg), sort_keys=True)
         spec["rdmaSharedDevicePlugin"] = component("rdma_shared_device_plugin", config=conf)
     spec = deep_merge(spec, _plain(overrides))
+    _check_merged_spec(errs, spec, overrides)
+    errs.raise_if_any()
     return {"apiVersion": NCP_API_VERSION, "kind": "NicClusterPolicy", "metadata": {"name": NCP_NAME}, "spec": spec}
+
+
+_PATH_PART = re.compile(r"([^.\[\]]+)|\[([0-9]+)\]")
+
+
+def _dig(obj, path):
+    """(True, value) at ``path`` (``a.b[0].c``) in ``obj``, or (False, None) when it is not there."""
+    for name, index in _PATH_PART.findall(path):
+        if index:
+            if not isinstance(obj, list) or int(index) >= len(obj):
+                return False, None
+            obj = obj[int(index)]
+        elif isinstance(obj, dict) and name in obj:
+            obj = obj[name]
+        else:
+            return False, None
+    return True, obj
+
+
+def _check_merged_spec(errs, spec, overrides):
+    """The spec, with the overrides merged in, against the NicClusterPolicy CRD schema (26.4.1)."""
+    for path, problem, allowed in schema_problems(spec):
+        parent = path.rsplit(".", 1)[0] if "." in path else ""
+        in_override, value = _dig(overrides, path)
+        if not in_override:
+            # A field the CRD requires, missing from a component the overrides add, is the overrides' too.
+            in_override = problem == "is required" and _dig(overrides, parent)[0] and isinstance(_dig(overrides, parent)[1], dict)
+            value = _dig(spec, path)[1]
+        if allowed is not None:
+            shown = ", ".join(allowed[:15]) + (", ..." if len(allowed) > 15 else "")
+            fix = "remove it from network_operator_nic_cluster_policy_overrides, or use a field the CRD knows at spec%s: %s" % (
+                "." + parent if parent else "",
+                shown,
+            )
+        else:
+            fix = "correct or remove it in network_operator_nic_cluster_policy_overrides (spec.%s %s)" % (path, problem)
+        errs.add(
+            "(cluster)",
+            "network_operator_nic_cluster_policy_overrides.%s" % path if in_override else "NicClusterPolicy spec.%s" % path,
+            value,
+            "%s: the merged NicClusterPolicy fails the CRD schema of network-operator %s at spec.%s" % (problem, NCP_SCHEMA_CHART_VERSION, path),
+            fix,
+        )
 
 
 def ncp_component_names(policy):

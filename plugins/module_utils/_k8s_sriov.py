@@ -4,6 +4,7 @@
 """SriovNetworkNodePolicies and SriovNetworks: validation against the sriov-network-operator
 admission rules and rendering, for the whole inventory in one pass (:func:`render_sriov`)."""
 
+import ipaddress
 import json
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import (
@@ -19,6 +20,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import 
     _slug,
 )
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov_network import (
+    check_ipam_routes,
     check_network_settings,
     check_pod_subnet,
     free_subnet,
@@ -309,6 +311,12 @@ class _SriovRender:
         if self.ipam == "host-local":
             self._host_local_network(host, hv, node_name, resource_name, net_settings)
         elif self.ipam in ("whereabouts", "nv-ipam"):
+            # One network for the nodes sharing a resourceName: its routes are checked once, with the first of them
+            # (the others must agree, _collect_shared_network), and fixed for all of them.
+            rng = (self.cluster_ipam or {}).get("range") if self.ipam == "whereabouts" and resource_name not in self.shared else None
+            if rng:
+                net, gw = ipaddress.ip_network(rng), _gateway_of(self.cluster_ipam)
+                check_ipam_routes(self.errs, host, net_settings["ipam_routes"], net, gw, "the whereabouts range", "(cluster)")
             self._collect_shared_network(host, resource_name, net_settings)
 
     def _vf_mode(self, host, hv):
@@ -436,6 +444,8 @@ class _SriovRender:
         if sub is None:
             return
         net, gw = sub
+        if not check_ipam_routes(self.errs, host, net_settings["ipam_routes"], net, gw, "the pod subnet"):
+            return
         self.subnets.append((net.version, int(net.network_address), int(net.broadcast_address), net, host, gw))
         ipam_cfg = {"type": "host-local", "subnet": str(net), "gateway": str(gw), "routes": net_settings["ipam_routes"]}
         name = "%s-%s" % (self.name_prefix, _slug(node_name))
@@ -488,6 +498,11 @@ class _SriovRender:
             if self.ipam == "whereabouts" and settings["ipam_routes"]:
                 ipam_cfg["routes"] = settings["ipam_routes"]
             self.networks.append(_network_object(name, self.namespace, resource_name, settings, ipam_cfg))
+
+
+def _gateway_of(ipam_cfg):
+    gw = ipam_cfg.get("gateway")
+    return ipaddress.ip_address(gw) if gw else None
 
 
 def _node_interfaces(policies):

@@ -400,6 +400,12 @@ def check_range_ends(errs, host, fields, pol, *, ranges, num_vfs, need):
     return ok
 
 
+# The kernel's minimum MTU for IPv4 (RFC 791: every host must accept 68-byte datagrams; the node module
+# refuses less), and the largest the sriov-network-operator webhook accepts.
+MTU_MIN = 68
+MTU_MAX = 9978
+
+
 def check_policy(errs, host, fields, pol):
     """Validate one policy description (plain dict with resolved values). Returns the cleaned dict or None."""
     ranges = check_pf_names(errs, host, fields, pol)
@@ -415,8 +421,8 @@ def check_policy(errs, host, fields, pol):
         pol["mtu"],
         example=9000,
         clamp=False,
-        lo=1,
-        hi=9978,
+        lo=MTU_MIN,
+        hi=MTU_MAX,
         what="(bytes)",
         fix="set %s to the VF MTU, e.g. 9000 (must not exceed the PF MTU)" % fields["mtu"],
     )

@@ -258,19 +258,73 @@ def check_pod_subnet(errs, host, hv):
             fix_vars=[{host: {"roce_pod_gateway": str(_last_host(net))}}],
         )
         return None
-    usable = net.num_addresses - (2 if net.num_addresses > 2 else 0)
-    if usable < 2:
-        wider = _around(gw)
+    if net.prefixlen > net.max_prefixlen - 2:
+        # RFC 3021 makes both addresses of a /31 usable on a point-to-point link, but the host-local CNI
+        # plugin refuses any network smaller than /30 (/126): "Network ... too small to allocate from".
+        wider = net.supernet(new_prefix=net.max_prefixlen - 2)
+        wider_gw = gw if gw not in (wider.network_address, wider.broadcast_address) else _last_host(wider)
         errs.add(
             host,
             "roce_pod_subnet",
             str(net),
-            "leaves no address for pods next to the gateway",
-            "use at least a /30 (IPv4) so one pod address remains",
-            fix_vars=[{host: {"roce_pod_subnet": str(wider)}}] if wider else None,
+            "host-local IPAM cannot allocate from a /%d (the CNI plugin refuses networks smaller than /%d, "
+            "RFC 3021 point-to-point addressing included), so no pod would get an address next to the gateway"
+            % (net.prefixlen, net.max_prefixlen - 2),
+            "use at least a /%d that holds the gateway, e.g. roce_pod_subnet: %s with roce_pod_gateway: %s"
+            % (net.max_prefixlen - 2, wider, wider_gw),
+            fix_vars=[{host: {"roce_pod_subnet": str(wider), "roce_pod_gateway": str(wider_gw)}}],
         )
         return None
     return net, gw
+
+
+def _route_in_family(route, version):
+    """``route`` rewritten for the other address family when it is a default route, else None."""
+    if ipaddress.ip_network(route["dst"]).prefixlen != 0:
+        return None
+    return {"dst": "0.0.0.0/0" if version == 4 else "::/0"}
+
+
+def check_ipam_routes(errs, host, routes, net, gw, where, owner=None):  # noqa: PLR0917 - the call sites read in order
+    """The IPAM routes against the pod network ``net`` (a node's subnet or the whereabouts range) and its
+    gateway ``gw`` (None when the IPAM has none): every route in the pod network's address family, every
+    route gateway reachable on-link (inside ``net``). ``owner`` is who the fix sets the routes for (the host,
+    or ``(cluster)`` when the nodes share one network). Returns True when they agree."""
+    owner = owner or host
+    ok = True
+    for i, r in enumerate(routes):
+        dst = ipaddress.ip_network(r["dst"])
+        if dst.version != net.version:
+            same = [x for x in (_route_in_family(q, net.version) if ipaddress.ip_network(q["dst"]).version != net.version else q for q in routes) if x]
+            errs.add(
+                host,
+                "sriov_networks_ipam_routes",
+                r,
+                "route %d is IPv%d but %s %s is IPv%d: the IPAM plugin would hand pods a route they cannot use"
+                % (i, dst.version, where, net, net.version),
+                "write the routes in the pod network's family, e.g. sriov_networks_ipam_routes: [{dst: '%s'}]" % ("0.0.0.0/0" if net.version == 4 else "::/0"),
+                fix_vars=[{owner: {"sriov_networks_ipam_routes": same}}],
+            )
+            ok = False
+            continue
+        if "gw" not in r:
+            continue
+        via = ipaddress.ip_address(r["gw"])
+        if via.version == net.version and via in net and (net.version == 6 or via not in (net.network_address, net.broadcast_address)):
+            continue
+        alternatives = [[dict(q, gw=str(gw)) if j == i else q for j, q in enumerate(routes)]] if gw is not None else []
+        alternatives.append([{"dst": q["dst"]} if j == i else q for j, q in enumerate(routes)])
+        errs.add(
+            host,
+            "sriov_networks_ipam_routes",
+            r,
+            "route %d's gw %s is not a host address of %s %s: the pod has no on-link path to it" % (i, via, where, net),
+            "%sleave gw out of the route (the pod then uses the IPAM gateway)"
+            % ("set its gw to the pod gateway %s, or " % gw if gw is not None else ""),
+            fix_vars=[{owner: {"sriov_networks_ipam_routes": alt}} for alt in alternatives],
+        )
+        ok = False
+    return ok
 
 
 def free_subnet(host, net, gw, top):

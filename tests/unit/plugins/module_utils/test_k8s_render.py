@@ -407,7 +407,67 @@ BAD_INPUTS = [
     (
         "mtu-range",
         _set("node1", roce_mtu=0),
-        "node1: roce_mtu=0: must be between 1 and 9978 (bytes). Fix: set roce_mtu to the VF MTU, e.g. 9000 (must not exceed the PF MTU)",
+        "node1: roce_mtu=0: must be between 68 and 9978 (bytes). Fix: set roce_mtu to the VF MTU, e.g. 9000 (must not exceed the PF MTU)",
+    ),
+    (
+        # The renderer used to take 1..67, which only the node module refused (after phases 1-2).
+        "mtu-below-the-kernel-minimum",
+        _set("node1", roce_mtu=67),
+        "node1: roce_mtu=67: must be between 68 and 9978 (bytes). Fix: set roce_mtu to the VF MTU, e.g. 9000 (must not exceed the PF MTU)",
+    ),
+    (
+        # RFC 3021 /31: the host-local CNI plugin refuses it ("too small to allocate from").
+        "pod-subnet-slash-31",
+        _set("node1", roce_pod_subnet="10.255.0.0/31", roce_pod_gateway="10.255.0.0"),
+        'node1: roce_pod_subnet="10.255.0.0/31": host-local IPAM cannot allocate from a /31 (the CNI plugin refuses networks smaller than /30, '
+        "RFC 3021 point-to-point addressing included), so no pod would get an address next to the gateway. "
+        "Fix: use at least a /30 that holds the gateway, e.g. roce_pod_subnet: 10.255.0.0/30 with roce_pod_gateway: 10.255.0.2",
+    ),
+    (
+        "pod-subnet-slash-32",
+        _set("node1", roce_pod_subnet="10.255.0.1/32", roce_pod_gateway="10.255.0.1"),
+        'node1: roce_pod_subnet="10.255.0.1/32": host-local IPAM cannot allocate from a /32 (the CNI plugin refuses networks smaller than /30, '
+        "RFC 3021 point-to-point addressing included), so no pod would get an address next to the gateway. "
+        "Fix: use at least a /30 that holds the gateway, e.g. roce_pod_subnet: 10.255.0.0/30 with roce_pod_gateway: 10.255.0.1",
+    ),
+    (
+        "pod-subnet-ipv6-slash-127",
+        _set("node1", roce_pod_subnet="fd00::/127", roce_pod_gateway="fd00::1", sriov_networks_ipam_routes=[{"dst": "::/0"}]),
+        'node1: roce_pod_subnet="fd00::/127": host-local IPAM cannot allocate from a /127 (the CNI plugin refuses networks smaller than /126, '
+        "RFC 3021 point-to-point addressing included), so no pod would get an address next to the gateway. "
+        "Fix: use at least a /126 that holds the gateway, e.g. roce_pod_subnet: fd00::/126 with roce_pod_gateway: fd00::1",
+    ),
+    (
+        # An IPv6 pod subnet with the role's default (IPv4) default route.
+        "ipv6-pod-subnet-with-an-ipv4-route",
+        _set("node1", roce_pod_subnet="fd00:0:0:1::/64", roce_pod_gateway="fd00:0:0:1::1"),
+        'node1: sriov_networks_ipam_routes={"dst": "0.0.0.0/0"}: route 0 is IPv4 but the pod subnet fd00:0:0:1::/64 is IPv6: '
+        "the IPAM plugin would hand pods a route they cannot use. "
+        "Fix: write the routes in the pod network's family, e.g. sriov_networks_ipam_routes: [{dst: '::/0'}]",
+    ),
+    (
+        "route-gateway-outside-the-pod-subnet",
+        _set("node1", sriov_networks_ipam_routes=[{"dst": "10.0.0.0/8", "gw": "192.168.1.1"}]),
+        'node1: sriov_networks_ipam_routes={"dst": "10.0.0.0/8", "gw": "192.168.1.1"}: route 0\'s gw 192.168.1.1 is not a host address of '
+        "the pod subnet 10.255.0.0/30: the pod has no on-link path to it. "
+        "Fix: set its gw to the pod gateway 10.255.0.2, or leave gw out of the route (the pod then uses the IPAM gateway)",
+    ),
+    (
+        "route-gateway-is-the-broadcast-address",
+        _set("node1", sriov_networks_ipam_routes=[{"dst": "0.0.0.0/0"}, {"dst": "10.0.0.0/8", "gw": "10.255.0.3"}]),
+        'node1: sriov_networks_ipam_routes={"dst": "10.0.0.0/8", "gw": "10.255.0.3"}: route 1\'s gw 10.255.0.3 is not a host address of '
+        "the pod subnet 10.255.0.0/30: the pod has no on-link path to it. "
+        "Fix: set its gw to the pod gateway 10.255.0.2, or leave gw out of the route (the pod then uses the IPAM gateway)",
+    ),
+    (
+        "whereabouts-route-gateway-outside-the-range",
+        lambda hv, d: (
+            d.update(sriov_networks_ipam="whereabouts", sriov_networks_whereabouts_range="10.255.0.0/16", sriov_networks_whereabouts_gateway="10.255.0.1"),
+            d.update(sriov_networks_ipam_routes=[{"dst": "10.0.0.0/8", "gw": "10.254.0.1"}]),
+        ),
+        'node1: sriov_networks_ipam_routes={"dst": "10.0.0.0/8", "gw": "10.254.0.1"}: route 0\'s gw 10.254.0.1 is not a host address of '
+        "the whereabouts range 10.255.0.0/16: the pod has no on-link path to it. "
+        "Fix: set its gw to the pod gateway 10.255.0.1, or leave gw out of the route (the pod then uses the IPAM gateway)",
     ),
 ]
 

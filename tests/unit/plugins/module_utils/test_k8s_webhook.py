@@ -301,7 +301,7 @@ WEBHOOK_CASES = [
         _set("node1", sriov_networks_priority=100),
         ("node1", "sriov_networks_priority", 100, "between 0 and 99"),
     ),
-    ("mtu-0", "CRD SriovNetworkNodePolicy mtu minimum 1", "refuse", _set("node1", roce_mtu=0), ("node1", "roce_mtu", 0, "between 1 and 9978")),
+    ("mtu-0", "CRD SriovNetworkNodePolicy mtu minimum 1", "refuse", _set("node1", roce_mtu=0), ("node1", "roce_mtu", 0, "between 68 and 9978")),
     (
         "link-type-unknown",
         "CRD SriovNetworkNodePolicy linkType enum",
@@ -357,7 +357,14 @@ WEBHOOK_CASES = [
         "CRD SriovNetworkNodePolicy mtu (no maximum)",
         "stricter",
         _set("node1", roce_mtu=9979),
-        ("node1", "roce_mtu", 9979, "between 1 and 9978", "MTU at most 9978"),
+        ("node1", "roce_mtu", 9979, "between 68 and 9978", "MTU between 68 and 9978"),
+    ),
+    (
+        "mtu-67",
+        "CRD SriovNetworkNodePolicy mtu minimum 1",
+        "stricter",
+        _set("node1", roce_mtu=67),
+        ("node1", "roce_mtu", 67, "between 68 and 9978", "MTU between 68 and 9978"),
     ),
     (
         "vlan-4095",
@@ -480,7 +487,7 @@ def test_every_stricter_rule_is_documented_with_its_reason(case):
 
 def test_the_table_covers_every_verdict_and_names_its_source():
     verdicts = [c[2] for c in WEBHOOK_CASES]
-    assert {v: verdicts.count(v) for v in set(verdicts)} == {"accept": 12, "refuse": 24, "stricter": 10, "cluster": 5}
+    assert {v: verdicts.count(v) for v in set(verdicts)} == {"accept": 12, "refuse": 24, "stricter": 11, "cluster": 5}
     assert len({c[0] for c in WEBHOOK_CASES}) == len(WEBHOOK_CASES)
     assert all(c[1].startswith(("Test", "validate.go", "CRD", "api/v1")) for c in WEBHOOK_CASES)
 
