@@ -27,6 +27,15 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov_network 
     nv_ipam,
     whereabouts_ipam,
 )
+from ansible_collections.gpufabric.roce.plugins.module_utils._rails import (
+    is_multirail,
+    node_rails,
+    rail_field,
+    rail_network_name,
+    rail_resource_name,
+    shorthand_vars,
+    vlan_problems,
+)
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov_checks import (
     FixErrors,
     MLX_MAX_VFS,
@@ -123,6 +132,10 @@ SRIOV_PER_HOST_KEYS = (
     "sriov_networks_max_tx_rate",
     "sriov_networks_network_namespace",
     "sriov_networks_ipam_routes",
+    # The rail model (module_utils/_rails.py); unset means the one rail of roce_pf & co.
+    "roce_rails",
+    "roce_rail_overrides",
+    "roce_node_index",
 )
 
 # Network-level settings: with a cluster-wide IPAM, nodes sharing a resourceName share one
@@ -211,6 +224,7 @@ class _SriovRender:
         self.subnets = []  # (version, first address, last address, network, host)
         self.shared = {}  # cluster-wide IPAM: resourceName -> (settings key, host)
         self.pending_shared = []  # cluster-wide IPAM: (resourceName, settings) in inventory order
+        self.rails = {}  # host -> its rails (multi-rail hosts only), for the per-rail cross-node rules
 
     def cluster(self, key):
         return _lookup(None, self.defaults, SRIOV_BUILTIN_DEFAULTS, key)
@@ -221,8 +235,10 @@ class _SriovRender:
             self.errs.add(
                 "(inventory)", "groups['roce_nodes']", list(hosts or []), "no hosts to render", "add the Kubernetes worker nodes to the roce_nodes group"
             )
-        for host in hosts:
-            self._host(host, host_vars.get(host))
+        for position, host in enumerate(hosts):
+            self._host(host, host_vars.get(host), position)
+        for host, field, value, problem, fix in vlan_problems(self.rails, hosts):
+            self.errs.add(host, field, value, problem, fix)
         self._check_subnet_overlaps()
         self.vf_ranges.check(self.errs)
         self.errs.raise_if_any()
@@ -293,7 +309,7 @@ class _SriovRender:
         self.node_owner[node_name] = host
         return node_name
 
-    def _host(self, host, hv_raw):
+    def _host(self, host, hv_raw, position=0):
         if hv_raw is None:
             self.errs.add(host, "hostvars", None, "host is in roce_nodes but has no variables", "check the inventory for a typo in the host name")
             return
@@ -301,23 +317,81 @@ class _SriovRender:
         node_name = self._node_name(host, hv)
         if node_name is None:
             return
+        if is_multirail(hv):
+            self._multirail_host(host, hv, node_name, position)
+            return
         resource_name = hv["sriov_networks_resource_name"]
         if _is_unset(resource_name):
             resource_name = "%s_%s" % (_ident(self.name_prefix), _ident(node_name)) if self.ipam == "host-local" else _ident(self.name_prefix)
-        self._node_policies(host, hv, node_name, resource_name)
-        net_settings = check_network_settings(self.errs, host, hv)
+        policies, resources = self._node_policies(self.errs, host, hv, node_name, resource_name)
+        self.nodes.append(_node_entry(host, node_name, policies, resources))
+        self._node_network(self.errs, host, hv, node_name, resource_name)
+
+    def _node_network(self, errs, host, hv, node_name, resource_name, *, rail=None):
+        """The node's SriovNetwork (host-local IPAM; its name returned) or its share of a cluster-wide one."""
+        net_settings = check_network_settings(errs, host, hv)
         if net_settings is None:
-            return
+            return None
         if self.ipam == "host-local":
-            self._host_local_network(host, hv, node_name, resource_name, net_settings)
-        elif self.ipam in ("whereabouts", "nv-ipam"):
+            return self._host_local_network(errs, host, hv, node_name, resource_name, net_settings=net_settings, rail=rail)
+        if self.ipam in ("whereabouts", "nv-ipam"):
             # One network for the nodes sharing a resourceName: its routes are checked once, with the first of them
             # (the others must agree, _collect_shared_network), and fixed for all of them.
             rng = (self.cluster_ipam or {}).get("range") if self.ipam == "whereabouts" and resource_name not in self.shared else None
             if rng:
                 net, gw = ipaddress.ip_network(rng), _gateway_of(self.cluster_ipam)
-                check_ipam_routes(self.errs, host, net_settings["ipam_routes"], net, gw, "the whereabouts range", "(cluster)")
+                check_ipam_routes(errs, host, net_settings["ipam_routes"], net, gw, "the whereabouts range", "(cluster)")
             self._collect_shared_network(host, resource_name, net_settings)
+        return None
+
+    def _multirail_host(self, host, hv, node_name, position):
+        """One policy and one SriovNetwork per rail (host-local IPAM), one node entry for all of them."""
+        rails, problems = node_rails(hv, position, self.defaults)
+        for field, value, problem, fix in problems:
+            self.errs.add(host, field, value, problem, fix)
+        if self.ipam != "host-local":
+            self.errs.add(
+                host,
+                "roce_rails",
+                [r["name"] for r in rails or []],
+                "rails need per-node subnets, but sriov_networks_ipam is %s" % self.ipam,
+                "set sriov_networks_ipam to host-local (each rail's subnets come from its subnet_pool), or drop roce_rails",
+            )
+            return
+        if hv["sriov_networks_extra_policies"]:
+            self.errs.add(
+                host,
+                "sriov_networks_extra_policies",
+                hv["sriov_networks_extra_policies"],
+                "extra policies partition the one PF of roce_pf, which a node with roce_rails does not use",
+                "drop sriov_networks_extra_policies on nodes with roce_rails (each rail is a PF of its own, with its own policy)",
+            )
+            return
+        self.rails[host] = rails
+        policies, resources, summary = [], {}, []
+        for rail in rails:
+            errs = _RailErrors(self.errs, rail["name"])
+            hv_rail = dict(hv, sriov_networks_resource_name=None, sriov_networks_pf_names=[])
+            hv_rail.update(shorthand_vars(rail))
+            resource_name = rail_resource_name(self.name_prefix, node_name, rail)
+            pols, res = self._node_policies(errs, host, hv_rail, node_name, resource_name, rail=rail["name"])
+            policies.extend(pols)
+            resources.update(res)
+            network = self._node_network(errs, host, hv_rail, node_name, resource_name, rail=rail)
+            summary.append(
+                {
+                    "name": rail["name"],
+                    "pf": rail["pf"],
+                    "vlan": rail.get("vlan"),
+                    "subnet": rail.get("subnet"),
+                    "gateway": rail.get("gateway"),
+                    "resource": "%s/%s" % (self.prefix, resource_name),
+                    "network": network,
+                }
+            )
+        entry = _node_entry(host, node_name, policies, resources)
+        entry["rails"] = summary
+        self.nodes.append(entry)
 
     def _vf_mode(self, host, hv):
         mode = hv["roce_vf_mode"]
@@ -333,7 +407,7 @@ class _SriovRender:
             return None
         return mode
 
-    def _candidates(self, host, hv, node_name, resource_name):
+    def _candidates(self, errs, host, hv, node_name, resource_name, *, rail=None):
         """The node's main policy and its extra policies, each with the inventory field names to blame."""
         pf_names, pf_field = hv["sriov_networks_pf_names"], "sriov_networks_pf_names"
         if _is_unset(pf_names) or pf_names == []:
@@ -341,7 +415,7 @@ class _SriovRender:
             pf_names = [] if _is_unset(hv["roce_pf"]) else [hv["roce_pf"]]
         extras = hv["sriov_networks_extra_policies"] or []
         if not isinstance(extras, list):
-            self.errs.add(
+            errs.add(
                 host,
                 "sriov_networks_extra_policies",
                 extras,
@@ -350,9 +424,9 @@ class _SriovRender:
                 fix_vars=[{host: {"sriov_networks_extra_policies": []}}],
             )
             extras = []
-        vendor = check_vendor(self.errs, host, "sriov_networks_nic_vendor", hv["sriov_networks_nic_vendor"])
+        vendor = check_vendor(errs, host, "sriov_networks_nic_vendor", hv["sriov_networks_nic_vendor"])
         base = {
-            "name": "%s-%s" % (self.name_prefix, _slug(node_name)),
+            "name": "%s-%s%s" % (self.name_prefix, _slug(node_name), "-%s" % rail if rail else ""),
             "host": host,
             "node_name": node_name,
             "pf_names": pf_names,
@@ -377,7 +451,7 @@ class _SriovRender:
         names = set()
         for i, extra in enumerate(extras):
             f = "sriov_networks_extra_policies[%d]" % i
-            if not _check_extra_policy(self.errs, host, f, extra, node_name=node_name, names=names):
+            if not _check_extra_policy(errs, host, f, extra, node_name=node_name, names=names):
                 continue
             p = dict(base)
             p.update({k: v for k, v in extra.items() if v is not None and k != "name"})
@@ -386,21 +460,21 @@ class _SriovRender:
             candidates.append((p, {k: "%s.%s" % (f, k) for k in fields}))
         return candidates
 
-    def _node_policies(self, host, hv, node_name, resource_name):
+    def _node_policies(self, errs, host, hv, node_name, resource_name, *, rail=None):
         node_resources, node_policies, seen_rn = {}, [], {}
-        for pol, flds in self._candidates(host, hv, node_name, resource_name):
+        for pol, flds in self._candidates(errs, host, hv, node_name, resource_name, rail=rail):
             if len(pol["name"]) > 253:
-                self.errs.add(
+                errs.add(
                     host, "roce_node_name", pol["name"], "policy name longer than 253 characters", "shorten roce_node_name or sriov_networks_name_prefix"
                 )
                 continue
-            checked = check_policy(self.errs, host, flds, pol)
+            checked = check_policy(errs, host, flds, pol)
             if checked is None:
                 continue
             rn = checked["resource_name"]
             if rn in seen_rn:
                 suffix = _ident(checked["name"][len(self.name_prefix) + 1 :])
-                self.errs.add(
+                errs.add(
                     host,
                     flds["resource_name"],
                     rn,
@@ -417,19 +491,11 @@ class _SriovRender:
             self.vf_ranges.add(host, checked, obj["spec"])
             node_policies.append(obj)
         self.policies.extend(node_policies)
-        self.nodes.append(
-            {
-                "host": host,
-                "node_name": node_name,
-                "policies": [p["metadata"]["name"] for p in node_policies],
-                "resources": node_resources,
-                "interfaces": _node_interfaces(node_policies),
-            }
-        )
+        return node_policies, node_resources
 
-    def _host_local_network(self, host, hv, node_name, resource_name, net_settings):
+    def _host_local_network(self, errs, host, hv, node_name, resource_name, *, net_settings, rail=None):
         if resource_name in self.resource_owner:
-            self.errs.add(
+            errs.add(
                 host,
                 "sriov_networks_resource_name",
                 resource_name,
@@ -440,16 +506,20 @@ class _SriovRender:
             )
             return
         self.resource_owner[resource_name] = host
-        sub = check_pod_subnet(self.errs, host, hv)
+        sub = check_pod_subnet(errs, host, hv)
         if sub is None:
             return
         net, gw = sub
-        if not check_ipam_routes(self.errs, host, net_settings["ipam_routes"], net, gw, "the pod subnet"):
+        if not check_ipam_routes(errs, host, net_settings["ipam_routes"], net, gw, "the pod subnet"):
             return
-        self.subnets.append((net.version, int(net.network_address), int(net.broadcast_address), net, host, gw))
+        self.subnets.append((net.version, int(net.network_address), int(net.broadcast_address), net, host, gw, rail and rail["name"]))
         ipam_cfg = {"type": "host-local", "subnet": str(net), "gateway": str(gw), "routes": net_settings["ipam_routes"]}
         name = "%s-%s" % (self.name_prefix, _slug(node_name))
+        if rail:
+            # With host-local IPAM a network is one node's: the node's name keeps them apart.
+            name = rail_network_name(self.name_prefix, node_name, rail)
         self.networks.append(_network_object(name, self.namespace, resource_name, net_settings, ipam_cfg))
+        return name
 
     def _collect_shared_network(self, host, resource_name, net_settings):
         key = [json.dumps(net_settings[k], sort_keys=True) for k, _f in _NETWORK_KEYS]
@@ -474,17 +544,28 @@ class _SriovRender:
         """Pod subnets must not overlap between nodes: one sort, then neighbours only."""
         self.subnets.sort(key=lambda s: (s[0], s[1]))
         top = {}  # version -> highest last address: a same-sized block above it is free
-        for version, _first, last, _net, _host, _gw in self.subnets:
+        for version, _first, last, _net, _host, _gw, _rail in self.subnets:
             top[version] = max(top.get(version, last), last)
-        for (v1, _s1, e1, n1, h1, _g1), (v2, s2, _e2, n2, h2, g2) in zip(self.subnets, self.subnets[1:]):
+        for (v1, _s1, e1, n1, h1, _g1, r1), (v2, s2, _e2, n2, h2, g2, r2) in zip(self.subnets, self.subnets[1:]):
             if v1 == v2 and s2 <= e1:
+                if r2:
+                    # A rail's subnet comes from its pool: the fix is the plan, not one node's variables.
+                    self.errs.add(
+                        h2,
+                        rail_field(r2, "roce_pod_subnet"),
+                        str(n2),
+                        "overlaps %s of host %s%s" % (n1, h1, " (rail %s)" % r1 if r1 else ""),
+                        "give every rail a subnet_pool of its own, disjoint from the other rails' pools and the one-rail nodes' "
+                        "roce_pod_subnet, and every node its own roce_node_index",
+                    )
+                    continue
                 free = free_subnet(h2, n2, g2, top)
                 example = ", e.g. set roce_pod_subnet to %(roce_pod_subnet)s and roce_pod_gateway to %(roce_pod_gateway)s" % free[0][h2] if free else ""
                 self.errs.add(
                     h2,
                     "roce_pod_subnet",
                     str(n2),
-                    "overlaps %s of host %s" % (n1, h1),
+                    "overlaps %s of host %s%s" % (n1, h1, " (rail %s)" % r1 if r1 else ""),
                     "give every node a distinct, non-overlapping pod subnet with its gateway inside it%s" % example,
                     fix_vars=free,
                 )
@@ -498,6 +579,39 @@ class _SriovRender:
             if self.ipam == "whereabouts" and settings["ipam_routes"]:
                 ipam_cfg["routes"] = settings["ipam_routes"]
             self.networks.append(_network_object(name, self.namespace, resource_name, settings, ipam_cfg))
+
+
+class _RailErrors:
+    """The error collector seen by the per-node checks while they check one rail: the one-rail
+    variable names they blame become the rail's own keys (``roce_pod_subnet`` -> ``roce_rails[rail3].subnet``)."""
+
+    def __init__(self, errs, rail):
+        self._errs, self._rail = errs, rail
+
+    @property
+    def items(self):
+        return self._errs.items
+
+    def _fix_vars(self, fix_vars):
+        if not fix_vars:
+            return fix_vars
+        return [{h: {rail_field(self._rail, k): v for k, v in a.items()} for h, a in alt.items()} for alt in fix_vars]
+
+    def add(self, host, field, value, problem, fix, *, fix_vars=None):
+        self._errs.add(host, rail_field(self._rail, field), value, problem, fix, fix_vars=self._fix_vars(fix_vars))
+
+    def attach(self, before, fix_vars):
+        self._errs.attach(before, self._fix_vars(fix_vars))
+
+
+def _node_entry(host, node_name, policies, resources):
+    return {
+        "host": host,
+        "node_name": node_name,
+        "policies": [p["metadata"]["name"] for p in policies],
+        "resources": resources,
+        "interfaces": _node_interfaces(policies),
+    }
 
 
 def _gateway_of(ipam_cfg):

@@ -220,6 +220,27 @@ def shorthand_vars(rail):
     return out
 
 
+def _ident(name):
+    return re.sub(r'[^A-Za-z0-9_]', '_', '%s' % name)
+
+
+def _slug(name):
+    return re.sub(r'[^a-z0-9.-]+', '-', ('%s' % name).lower()).strip('-.') or 'node'
+
+
+def rail_resource_name(name_prefix, node_name, rail):
+    """The rail's SR-IOV resourceName on a node (host-local IPAM: one per node and rail, so pods land
+    on the node whose subnet they get): ``resource_name`` of the rail, else ``<prefix>_<node>_<rail>``."""
+    return rail.get('resource_name') or '%s_%s_%s' % (_ident(name_prefix), _ident(node_name), _ident(rail['name']))
+
+
+def rail_network_name(name_prefix, node_name, rail):
+    """The rail's SriovNetwork on a node: ``<network_name>-<node>``, else ``<prefix>-<node>-<rail>``."""
+    if rail.get('network_name'):
+        return '%s-%s' % (rail['network_name'], _slug(node_name))
+    return '%s-%s-%s' % (name_prefix, _slug(node_name), rail['name'])
+
+
 def vlan_problems(rails_by_host, hosts):
     """Every rail must use one VLAN on every node: ``(host, field, value, problem, fix)`` for the odd ones.
 

@@ -272,14 +272,18 @@ def pod_manifests(nodes, settings):
     and an image chosen by variable. Each pod selects its node by ``kubernetes.io/hostname`` instead of
     naming it, so kube-scheduler places it and checks that the node really offers the VF it requests.
 
-    ``nodes``: ``[{'host', 'node_name', 'network', 'resource'}]``; ``settings``: ``{'namespace', 'image',
-    'image_pull_policy', 'image_pull_secrets', 'name_prefix', 'command', 'labels'}``.
+    ``nodes``: ``[{'host', 'node_name', 'network', 'resource', 'rails'}]``; ``settings``: ``{'namespace', 'image',
+    'image_pull_policy', 'image_pull_secrets', 'name_prefix', 'command', 'labels'}``. A node with ``rails``
+    (``[{'rail', 'network', 'resource'}]``, gpufabric.roce.rail_attachments) gets one VF of every rail:
+    every rail's network in the Multus annotation (net1 is the first rail) and one of every rail's resources.
     """
     if not settings.get('image'):
         raise _err('(play)', 'rdma_verify_pod_image', settings.get('image'), 'no test image',
                    'set rdma_verify_pod_image to an image with perftest and ping (mirror it for air-gapped clusters)')
     out = []
     for n in nodes:
+        if n.get('rails'):
+            n = dict(n, network=','.join(r['network'] for r in n['rails']), resource=n['rails'][0]['resource'])
         for field in ('node_name', 'network', 'resource'):
             if not n.get(field):
                 raise _err(n.get('host'), {'node_name': 'roce_node_name', 'network': 'rdma_verify_pod_network',
@@ -301,7 +305,7 @@ def pod_manifests(nodes, settings):
             'imagePullPolicy': settings.get('image_pull_policy') or 'IfNotPresent',
             'command': list(settings.get('command') or ['sleep', 'infinity']),
             'securityContext': {'capabilities': {'add': ['IPC_LOCK', 'NET_RAW']}},
-            'resources': {'requests': {n['resource']: '1'}, 'limits': {n['resource']: '1'}},
+            'resources': _requests([r['resource'] for r in n['rails']] if n.get('rails') else [n['resource']]),
         }
         spec = {
             'nodeSelector': {'kubernetes.io/hostname': n['node_name']},
@@ -325,6 +329,11 @@ def pod_manifests(nodes, settings):
     return out
 
 
+def _requests(resources):
+    one_each = {r: '1' for r in resources}
+    return {'requests': dict(one_each), 'limits': dict(one_each)}
+
+
 def pod_placement(live, pods):
     """Where each test pod landed. ``live``: the test pods as read from the API server; ``pods``: the manifests.
 
@@ -337,7 +346,8 @@ def pod_placement(live, pods):
     for manifest in pods or []:
         name = manifest['metadata']['name']
         want = manifest['spec']['nodeSelector']['kubernetes.io/hostname']
-        resource = next(iter(manifest['spec']['containers'][0]['resources']['requests']), '')
+        # A multi-rail pod asks for one VF of every rail: all of them are named.
+        resource = ', '.join(manifest['spec']['containers'][0]['resources']['requests'])
         live = by_name.get(name) or {}
         placed = (live.get('spec') or {}).get('nodeName') or ''
         conditions = {c.get('type'): c for c in (live.get('status') or {}).get('conditions') or []}

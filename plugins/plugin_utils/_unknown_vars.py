@@ -22,6 +22,7 @@ SHARED_ROCE_VARS = frozenset((
     'roce_pf', 'roce_sriov_pf', 'roce_num_vfs', 'roce_vfs', 'roce_vf_mode', 'roce_mtu', 'roce_vlan_id',
     'roce_pod_subnet', 'roce_pod_gateway', 'roce_node_name', 'roce_k8s_mode', 'roce_render_dir',
     'roce_serial', 'roce_max_fail_percentage', 'roce_strategy',
+    'roce_rails', 'roce_rail_overrides', 'roce_node_index',
 ))
 SHOWN_HOSTS = 3
 # Names users are known to reach for, and where that setting really lives.

@@ -15,11 +15,11 @@ import pytest
 from k8s_helpers import APPLY_DELAY, CONTROLPLANE, HARDWARE, NAMESPACE, RELEASE, REPO, SYNC_DELAY, TIMINGS, Cluster, chart_path
 
 
-def _control_plane(tmp_path_factory, name):
+def _control_plane(tmp_path_factory, name, hardware=None):
     """Start a control plane of its own (state dir, ports, nodes, stand-ins) and stop it afterwards."""
     state_dir = tmp_path_factory.mktemp(name) / "run"
     hw = state_dir.parent / "hardware.json"
-    hw.write_text(json.dumps(HARDWARE), encoding="utf-8")
+    hw.write_text(json.dumps(hardware or HARDWARE), encoding="utf-8")
     t0 = time.time()
     proc = subprocess.run([*CONTROLPLANE, "--state-dir", str(state_dir), "start", "--hardware", str(hw),  # noqa: S603
                            "--standin-delay", str(SYNC_DELAY), "--standin-apply-delay", str(APPLY_DELAY)],
@@ -43,6 +43,12 @@ def cluster(tmp_path_factory):
 def own_cluster(tmp_path_factory):
     """For tests that roll the collection out (their helm release would collide with the session's)."""
     yield from _control_plane(tmp_path_factory, "k8s-own")
+
+
+@pytest.fixture(scope="module")
+def multirail_cluster(tmp_path_factory, request):
+    """A control plane whose nodes have the PFs of the module's MULTIRAIL_HARDWARE (several RoCE NICs each)."""
+    yield from _control_plane(tmp_path_factory, "k8s-multirail", request.module.MULTIRAIL_HARDWARE)
 
 
 @pytest.fixture(scope="session")

@@ -157,9 +157,10 @@ def test_action_reports_host_field_value_fix_and_groups_shared_problems():
     assert 'Fix: the role default of preflight_min_mtu is {{ roce_mtu | default(9000) }}: set roce_mtu to an integer' in msg
     assert ('gpu-0003: host_network_vf_mode="hostt": value of host_network_vf_mode must be one of: host, operator, got: hostt '
             '(role gpufabric.roce.host_network). Fix: set host_network_vf_mode to one of: host, operator in the inventory') in msg
-    # roce_pf unset: preflight_pf's default omits it, and the spec requires it.
+    # roce_pf and roce_rails unset: preflight_pf's default omits it, and the spec requires it.
     assert 'gpu-0004: preflight_pf=null: missing required arguments: preflight_pf (role gpufabric.roce.preflight). ' \
-           'Fix: the role default of preflight_pf is {{ roce_pf | default(omit) }}: set roce_pf to a string' in msg
+           'Fix: the role default of preflight_pf is {{ roce_pf | default(roce_rails[0].pf | default(omit)) }}: ' \
+           'set roce_pf / roce_rails to a string' in msg
     by_field = {p['field']: p['hosts'] for p in result['problems']}
     assert by_field['preflight_min_mtu'] == sorted(hosts)
 

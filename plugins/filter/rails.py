@@ -1,0 +1,53 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters over the rail model (module_utils/_rails.py, docs/inventory.md "Rails").
+
+gpufabric.roce.node_rails(node_vars, position)
+    The node's rails with per-node subnets and gateways derived ([] for a one-rail node).
+gpufabric.roce.rail_attachments(node_vars, node_name, position, name_prefix, resource_prefix)
+    Per rail, the SriovNetwork and SR-IOV resource a pod on that node attaches to: what the
+    sriov_networks role renders for the node, named by the same functions.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type  # noqa: UP001
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpufabric.roce.plugins.module_utils._rails import node_rails as _node_rails
+from ansible_collections.gpufabric.roce.plugins.module_utils._rails import rail_network_name, rail_resource_name
+
+
+def _plain(value):
+    if hasattr(value, 'items'):
+        return {'%s' % k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _rails(node_vars, position, who):
+    hv = {k: _plain(node_vars.get(k)) for k in ('roce_rails', 'roce_rail_overrides', 'roce_node_index', 'roce_num_vfs', 'roce_mtu',
+                                               'roce_vlan_id')}
+    rails, problems = _node_rails(hv, int(position or 0), {'roce_num_vfs': 8, 'roce_mtu': 9000, 'roce_vlan_id': 100})
+    if problems:
+        field, value, problem, fix = problems[0]
+        raise AnsibleFilterError('%s: %s=%r: %s. Fix: %s' % (who, field, value, problem, fix))
+    return rails or []
+
+
+def node_rails(node_vars, position=0):
+    return _rails(node_vars, position, 'node')
+
+
+def rail_attachments(node_vars, node_name, position=0, name_prefix='roce', resource_prefix='nvidia.com'):
+    return [{'rail': r['name'], 'network': rail_network_name(name_prefix, node_name, r),
+             'resource': '%s/%s' % (resource_prefix, rail_resource_name(name_prefix, node_name, r))}
+            for r in _rails(node_vars, position, node_name)]
+
+
+class FilterModule(object):
+    def filters(self):
+        return {'node_rails': node_rails, 'rail_attachments': rail_attachments}

@@ -1,0 +1,108 @@
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The rail model through the real playbook (site.yml, render mode, on the controller only).
+
+- A one-rail inventory renders byte for byte what it rendered before rails existed: the golden files
+  under golden/one-rail/ were rendered by commit 6c96dbe (the last commit without rails) from
+  inventories/example, inventories/lab and molecule/k8s/inventory.
+- inventories/example-multirail (8 rails x 2 nodes) renders 16 SriovNetworkNodePolicies and 16
+  SriovNetworks, every one valid against the upstream CRD schemas.
+- A wrong rail is refused before anything is written, naming host, rail, field, value and fix.
+"""
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+VENV_BIN = os.path.dirname(sys.executable)
+SITE = os.path.join(REPO, "playbooks", "site.yml")
+GOLDEN = os.path.join(os.path.dirname(__file__), "golden", "one-rail")
+ONE_RAIL = {"example": "inventories/example", "lab": "inventories/lab", "k8s-scenario": "molecule/k8s/inventory"}
+FILES = ("sriov-network-node-policies.yaml", "sriov-networks.yaml", "kustomization.yaml")
+
+
+def _crd_schema():
+    path = os.path.join(REPO, "tests", "unit", "plugins", "module_utils", "k8s_crd_schema.py")
+    spec = importlib.util.spec_from_file_location("k8s_crd_schema", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def render(inventory, out_dir):
+    env = dict(
+        os.environ,
+        ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build", "collections"),
+        ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"),
+        ANSIBLE_NOCOLOR="1",
+        ANSIBLE_FORCE_COLOR="0",
+        PATH=VENV_BIN + os.pathsep + os.environ.get("PATH", ""),
+    )
+    cmd = [os.path.join(VENV_BIN, "ansible-playbook"), "-i", str(inventory), SITE, "--tags", "sriov",
+           "-e", "roce_k8s_mode=render", "-e", "roce_render_dir=%s" % out_dir]
+    proc = subprocess.run(cmd, check=False, env=env, capture_output=True, text=True, timeout=600)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def documents(path):
+    with open(path) as f:
+        return [d for d in yaml.safe_load_all(f) if d]
+
+
+@pytest.mark.parametrize("name", sorted(ONE_RAIL))
+def test_one_rail_inventory_renders_exactly_as_before_rails(name, tmp_path):
+    rc, out = render(os.path.join(REPO, ONE_RAIL[name]), tmp_path / "out")
+    assert rc == 0, out
+    for f in FILES:
+        with open(os.path.join(GOLDEN, name, f)) as golden, open(tmp_path / "out" / "sriov-networks" / f) as now:
+            assert now.read() == golden.read(), "%s/%s differs from its render before rails" % (name, f)
+
+
+def test_eight_rails_two_nodes_render_sixteen_policies_and_networks_valid_against_the_crds(tmp_path):
+    rc, out = render(os.path.join(REPO, "inventories", "example-multirail"), tmp_path / "out")
+    assert rc == 0, out
+    base = tmp_path / "out" / "sriov-networks"
+    policies = documents(base / "sriov-network-node-policies.yaml")
+    networks = documents(base / "sriov-networks.yaml")
+    assert len(policies) == 16 and {p["kind"] for p in policies} == {"SriovNetworkNodePolicy"}
+    assert len(networks) == 16 and {n["kind"] for n in networks} == {"SriovNetwork"}
+
+    by_name = {p["metadata"]["name"]: p["spec"] for p in policies}
+    assert sorted(by_name) == sorted("roce-gpu-node%02d-rail%d" % (n, r) for n in (1, 2) for r in range(8))
+    # Each rail has its own resource, pinned to its node; the override moved gpu-node02's rail7 PF.
+    assert by_name["roce-gpu-node01-rail3"]["resourceName"] == "roce_gpu_node01_rail3"
+    assert by_name["roce-gpu-node01-rail3"]["nodeSelector"] == {"kubernetes.io/hostname": "gpu-node01"}
+    assert by_name["roce-gpu-node01-rail7"]["nicSelector"]["pfNames"] == ["enp204s0np0"]
+    assert by_name["roce-gpu-node02-rail7"]["nicSelector"]["pfNames"] == ["enp205s0np0"]
+
+    nets = {n["metadata"]["name"]: n["spec"] for n in networks}
+    rail5 = nets["roce-gpu-node02-rail5"]
+    assert rail5["vlan"] == 106 and rail5["resourceName"] == "roce_gpu_node02_rail5"
+    ipam = yaml.safe_load(rail5["ipam"])
+    assert ipam == {"type": "host-local", "subnet": "10.106.1.0/24", "gateway": "10.106.1.254", "routes": [{"dst": "10.106.0.0/16"}]}
+    # Rail i carries the same VLAN on every node.
+    for r in range(8):
+        assert nets["roce-gpu-node01-rail%d" % r]["vlan"] == nets["roce-gpu-node02-rail%d" % r]["vlan"] == 101 + r
+
+    schema = _crd_schema()
+    crds = schema.load_crds()
+    problems = [p for obj in policies + networks for p in schema.validate_object(obj, crds)]
+    assert problems == []
+
+
+def test_a_rail_vlan_that_differs_on_one_node_is_refused_before_anything_is_written(tmp_path):
+    inv = tmp_path / "inv"
+    shutil.copytree(os.path.join(REPO, "inventories", "example-multirail"), inv)
+    with open(inv / "host_vars" / "gpu-node02.yml", "a") as f:
+        f.write("  rail2: {vlan: 333}\n")
+    rc, out = render(inv, tmp_path / "out")
+    assert rc != 0, out
+    assert "gpu-node02: roce_rails[rail2].vlan=333" in out, out
+    assert "Fix: use one VLAN per rail on every node" in out
+    assert not (tmp_path / "out" / "sriov-networks").exists()

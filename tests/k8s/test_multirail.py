@@ -1,0 +1,109 @@
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""inventories/example-multirail (2 nodes x 8 rails) rolled out on the real control plane (issue 11).
+
+site.yml (phases operator, sriov, verify in pod mode with rdma_verify_pod_action=schedule) in apply mode
+against a control plane whose stand-in nodes carry the eight PFs of the inventory's rail plan each
+(gpu-node02's rail7 on enp205s0np0, as its override says). The run must apply 16 policies and 16
+networks, wait until every node state carries all eight PFs with numVfs 8 and Succeeded, see 8 VFs of
+every rail's resource allocatable, and have kube-scheduler place one test pod per node that requests
+one VF of every rail. What this does not prove: real VFs, Multus attaching eight interfaces, or
+perftest over them (no container runs here; see lab/k8s/README.md).
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import yaml
+from k8s_helpers import REPO, chart_path
+
+SITE = str(REPO / "playbooks" / "site.yml")
+VENV_BIN = os.path.dirname(sys.executable)
+INVENTORY = REPO / "inventories" / "example-multirail"
+NAMESPACE = "nvidia-network-operator"
+
+
+def _rail_pfs():
+    plan = yaml.safe_load((INVENTORY / "group_vars" / "roce_nodes.yml").read_text(encoding="utf-8"))["roce_rails"]
+    pfs = {"gpu-node01": [r["pf"] for r in plan], "gpu-node02": [r["pf"] for r in plan]}
+    overrides = yaml.safe_load((INVENTORY / "host_vars" / "gpu-node02.yml").read_text(encoding="utf-8"))["roce_rail_overrides"]
+    for i, r in enumerate(plan):
+        pfs["gpu-node02"][i] = overrides.get(r["name"], {}).get("pf", r["pf"])
+    return pfs
+
+
+# One ConnectX-7 (15b3:1021) per rail, as the stand-in config daemon reports them before any policy.
+MULTIRAIL_HARDWARE = {
+    node: {"interfaces": [{"name": pf, "pciAddress": "0000:%02x:00.0" % (0x10 + 0x10 * i), "vendor": "15b3", "deviceID": "1021",
+                           "totalvfs": 16, "mtu": 9000} for i, pf in enumerate(pfs)]}
+    for node, pfs in _rail_pfs().items()
+}
+
+
+def _inventory(tmp_path, cluster):
+    inv = tmp_path / "inventory"
+    shutil.copytree(INVENTORY, inv)
+    controller = inv / "group_vars" / "k8s_controller.yml"
+    values = yaml.safe_load(controller.read_text(encoding="utf-8"))
+    values.update({
+        "roce_k8s_mode": "apply",
+        "roce_render_dir": str(tmp_path / "render-out"),
+        "rdma_verify_report_dir": str(tmp_path / "report"),
+        "network_operator_chart_path": str(chart_path()),
+        "network_operator_kubeconfig": str(cluster.kubeconfig),
+        "network_operator_ready_timeout": 300,
+        "network_operator_poll_interval": 2,
+        "sriov_networks_sync_timeout": 300,
+        "sriov_networks_poll_interval": 2,
+        "rdma_verify_pod_image": "registry.invalid/perftest:never-pulled",
+        "rdma_verify_pod_ready_timeout": 180,
+    })
+    controller.write_text(yaml.safe_dump(values), encoding="utf-8")
+    return inv
+
+
+def _site(inv, cluster, tmp_path, *args):
+    env = dict(
+        cluster.env,
+        ANSIBLE_COLLECTIONS_PATH=str(REPO / ".build" / "collections"),
+        ANSIBLE_CONFIG=str(REPO / "ansible.cfg"),
+        ANSIBLE_NOCOLOR="1",
+        ANSIBLE_FORCE_COLOR="0",
+        PATH="%s:%s" % (VENV_BIN, cluster.env["PATH"]),
+    )
+    cmd = [os.path.join(VENV_BIN, "ansible-playbook"), "-i", str(inv), SITE, "--tags", "operator,sriov,verify",
+           "-e", "rdma_verify_mode=pod", "-e", "rdma_verify_pod_action=schedule", *args]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800, check=False, cwd=str(tmp_path))  # noqa: S603
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def test_eight_rails_two_nodes_apply_sync_and_schedule_one_vf_of_every_rail(multirail_cluster, tmp_path):
+    cluster = multirail_cluster
+    inv = _inventory(tmp_path, cluster)
+    rc, out = _site(inv, cluster, tmp_path)
+    assert rc == 0, out[-8000:]
+
+    kube = cluster.kube
+    policies = kube.items("/apis/sriovnetwork.openshift.io/v1/namespaces/%s/sriovnetworknodepolicies" % NAMESPACE)
+    mine = sorted(p["metadata"]["name"] for p in policies if p["metadata"].get("labels", {}).get("app.kubernetes.io/managed-by") == "gpufabric.roce")
+    assert mine == sorted("roce-gpu-node%02d-rail%d" % (n, r) for n in (1, 2) for r in range(8))
+    networks = kube.items("/apis/sriovnetwork.openshift.io/v1/namespaces/%s/sriovnetworks" % NAMESPACE)
+    assert len([n for n in networks if n["metadata"]["name"].startswith("roce-gpu-node")]) == 16
+
+    # Every node state carries all eight rails' PFs with their VFs, synced.
+    for node, pfs in _rail_pfs().items():
+        state = kube.get("/apis/sriovnetwork.openshift.io/v1/namespaces/%s/sriovnetworknodestates/%s" % (NAMESPACE, node))
+        spec = {i["name"]: i["numVfs"] for i in state["spec"]["interfaces"]}
+        assert spec == dict.fromkeys(pfs, 8), state["spec"]
+        assert state["status"]["syncStatus"] == "Succeeded"
+        allocatable = kube.get("/api/v1/nodes/%s" % node)["status"]["allocatable"]
+        for r in range(8):
+            assert allocatable.get("nvidia.com/roce_%s_rail%d" % (node.replace("-", "_"), r)) == "8", allocatable
+
+    # One test pod per node, each requesting one VF of every rail, placed by kube-scheduler and Ready.
+    flat = " ".join(out.split())
+    for node in ("gpu-node01", "gpu-node02"):
+        every_rail = ", ".join("nvidia.com/roce_%s_rail%d" % (node.replace("-", "_"), r) for r in range(8))
+        assert "rdma-verify-%s: Ready on %s with 1 %s" % (node, node, every_rail) in flat, out[-6000:]

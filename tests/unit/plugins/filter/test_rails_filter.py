@@ -1,0 +1,46 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""node_rails / rail_attachments filters, and test pods that request one VF of every rail."""
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpufabric.roce.plugins.filter.rails import FilterModule
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov import render_sriov
+from ansible_collections.gpufabric.roce.plugins.module_utils._rdma_report import pod_manifests, pod_placement
+
+F = FilterModule().filters()
+PLAN = [{"name": "rail%d" % i, "pf": "enp%ds0np0" % (10 + i), "vlan": 101 + i, "subnet_pool": "10.%d.0.0/16" % (101 + i)} for i in range(3)]
+
+
+def test_attachments_name_what_the_sriov_render_names():
+    hosts = ["gpu-a", "gpu-b"]
+    hv = {h: {"roce_rails": PLAN, "roce_node_index": i, "roce_node_name": h} for i, h in enumerate(hosts)}
+    hv["gpu-b"]["roce_rail_overrides"] = {"rail2": {"network_name": "storage", "resource_name": "storage_b"}}
+    rendered = render_sriov(hosts, hv)
+    for i, host in enumerate(hosts):
+        att = F["rail_attachments"](hv[host], host, i)
+        entry = next(n for n in rendered["nodes"] if n["host"] == host)
+        assert [(a["network"], a["resource"]) for a in att] == [(r["network"], r["resource"]) for r in entry["rails"]]
+    assert F["rail_attachments"](hv["gpu-b"], "gpu-b", 1)[2] == {"rail": "rail2", "network": "storage-gpu-b", "resource": "nvidia.com/storage_b"}
+    assert F["rail_attachments"]({"roce_pf": "p"}, "one-rail") == []
+
+
+def test_node_rails_refuses_with_field_and_fix():
+    with pytest.raises(AnsibleFilterError, match=r"roce_rails\[rail0\]\.subnet.*Fix: set subnet_pool"):
+        F["node_rails"]({"roce_rails": [{"name": "rail0", "pf": "p"}]})
+
+
+def test_a_multirail_pod_requests_one_vf_of_every_rail_and_attaches_every_rail():
+    att = F["rail_attachments"]({"roce_rails": PLAN}, "gpu-a", 0)
+    pods = pod_manifests([{"host": "gpu-a", "node_name": "gpu-a", "network": "ignored", "resource": "ignored/x", "rails": att}],
+                         {"image": "perftest:1"})
+    pod = pods[0]
+    assert pod["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"] == "roce-gpu-a-rail0,roce-gpu-a-rail1,roce-gpu-a-rail2"
+    want = {"nvidia.com/roce_gpu_a_rail%d" % i: "1" for i in range(3)}
+    assert pod["spec"]["containers"][0]["resources"] == {"requests": want, "limits": want}
+    live = [{"metadata": {"name": pod["metadata"]["name"]}, "spec": {"nodeName": "gpu-a"},
+             "status": {"conditions": [{"type": "Ready", "status": "True"}]}}]
+    line = pod_placement(live, pods)[0]["line"]
+    assert line == "rdma-verify-gpu-a: Ready on gpu-a with 1 nvidia.com/roce_gpu_a_rail0, nvidia.com/roce_gpu_a_rail1, nvidia.com/roce_gpu_a_rail2"
