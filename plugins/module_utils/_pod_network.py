@@ -14,13 +14,15 @@ __metaclass__ = type  # noqa: UP001
 
 import ipaddress
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError
+from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError, check_ifname
 from ansible_collections.gpufabric.roce.plugins.module_utils._rails import node_rails, rail_field, shorthand_vars
 
 DEFAULT_VLAN_ID = 100
 DEFAULT_MTU = 9000
 DEFAULT_NUM_VFS = 8
 FABRIC_KIND = 'vlan_gateway_fabric'
+PF_NAME_FIX = ('set %s to the PF netdev name as `ip link` shows it: at most 15 characters of letters, digits, "_", "." and "-", '
+               'not starting with "-" or ".", e.g. enp157s0np0')
 # Enough to fix a systematic mistake (a wrong group_vars line hits every node) without
 # flooding the terminal with 1,000 identical lines.
 MAX_LISTED = 20
@@ -59,6 +61,12 @@ def node_fabric(hostvars, host):
     pf = _get(hostvars, host, 'roce_pf')
     if not pf:
         raise GpufabricError(host, 'roce_pf', None, 'is not set', 'set roce_pf to the PF netdev carrying the fabric, e.g. enp157s0np0')
+    # Refused here, in the validation play, not first on the node (vlan_gateway, sriov_vf): the names go into
+    # ip commands and persisted units.
+    check_ifname(host, 'roce_pf', pf, PF_NAME_FIX % 'roce_pf')
+    sriov_pf = _get(hostvars, host, 'roce_sriov_pf')
+    if sriov_pf not in (None, ''):
+        check_ifname(host, 'roce_sriov_pf', sriov_pf, PF_NAME_FIX % 'roce_sriov_pf' + ' (or leave it unset: it defaults to roce_pf)')
     raw_vlan = _get(hostvars, host, 'roce_vlan_id', DEFAULT_VLAN_ID)
     try:
         vlan_id = int(raw_vlan)

@@ -137,8 +137,8 @@ def test_table_reads_each_node_once():
 
     hv = Counting(fleet(200))
     fabric_table(hv, list(hv))
-    # six variables per node (roce_rails included), read once per run (planning per node read 200 x 200 x 5)
-    assert Counting.reads <= 200 * 6
+    # seven variables per node (roce_rails and roce_sriov_pf included), read once per run (planning per node read 200 x 200 x 5)
+    assert Counting.reads <= 200 * 7
 
 
 def test_overlap_sweep_finds_every_overlap_and_names_the_earlier_node():
