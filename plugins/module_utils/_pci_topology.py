@@ -212,11 +212,12 @@ def nvidia_gpus(fs):
 
 
 def rdma_nics(fs, devices):
-    """The RDMA devices that have a PCI function (``rdma_devices`` of ``_rdma_facts``), by name."""
+    """The RDMA devices that have a PCI function (``rdma_devices`` of ``_rdma_facts``), by name.
+    SR-IOV VFs are left out: they share their PF's path, and rails are PFs."""
     nics = {}
     for name in sorted(devices):
         dev = devices[name]
-        if not dev.get('pci_address'):
+        if not dev.get('pci_address') or fs.exists('bus/pci/devices/%s/physfn' % dev['pci_address']):
             continue
         nic = pci_node(fs, dev['pci_address'])
         nic.update({'name': name, 'netdevs': list(dev.get('netdevs') or []),
@@ -233,10 +234,17 @@ class _PortTypes:
     def __init__(self, fs):
         self.fs = fs
         self.cache = {}
+        self.configs = {}
+
+    def config(self, bdf):
+        """Config space bytes, read once per bridge (ACS reads them again from here)."""
+        if bdf not in self.configs:
+            self.configs[bdf] = read_config(self.fs, bdf)
+        return self.configs[bdf]
 
     def of(self, bdf):
         if bdf not in self.cache:
-            self.cache[bdf] = pcie_port_type(read_config(self.fs, bdf))
+            self.cache[bdf] = pcie_port_type(self.config(bdf))
         return self.cache[bdf]
 
 
@@ -335,11 +343,12 @@ def topology(fs, devices):
         'nics': nics,
         'matrix': matrix,
         'pairs': pairs,
-        'port_types': {b: t for b, t in sorted(port_types.cache.items())},
+        'port_types': dict(sorted(port_types.cache.items())),
+        'config': port_types.config,
     }
 
 
-def acs_report(fs, pairs):
+def acs_report(fs, pairs, config=None):
     """ACS state of every bridge crossed by a GPU<->NIC pair; ``redirect`` lists the bridges with
     P2P request or completion redirect on (each with the GPUs and NICs whose paths cross it),
     ``unknown`` those whose extended config space could not be read."""
@@ -348,7 +357,7 @@ def acs_report(fs, pairs):
     for pair in pairs:
         for bdf in pair['via']:
             if bdf not in bridges:
-                bridges[bdf] = acs_state(read_config(fs, bdf))
+                bridges[bdf] = acs_state(config(bdf) if config else read_config(fs, bdf))
             gpus, nics = users.setdefault(bdf, ([], []))
             if pair['gpu'] not in gpus:
                 gpus.append(pair['gpu'])
@@ -410,7 +419,7 @@ def gather(fs, devices):
             'port_types': topo['port_types'],
         },
         'nearest_nic': {g['pci_address']: g['nearest_nic'] for g in gpus},
-        'acs': acs_report(fs, topo['pairs']),
+        'acs': acs_report(fs, topo['pairs'], topo['config']),
         'nvidia_peermem': peermem_state(fs, bool(gpus)),
     }
 
@@ -478,13 +487,12 @@ def rail_affinity(facts, pfs):
                 if bdf in redirect:
                     rail['acs_redirect'].append(bdf)
                     f = redirect[bdf]
+                    kinds = [n for n, on in (('request', f['request_redirect']), ('completion', f['completion_redirect'])) if on]
                     result['problems'].append(
                         'ACS %s redirect is on at PCIe bridge %s (control %s) between %s (%s) and %s: peer-to-peer '
                         'is redirected to the root complex, GPUDirect RDMA breaks or slows down. Fix: disable ACS '
                         'in the BIOS, or clear it (setpci -s %s ECAP_ACS+0x6.w=0000) at boot'
-                        % ('/'.join(n for n, on in (('request', f['request_redirect']),
-                                                   ('completion', f['completion_redirect'])) if on),
-                           bdf, f['control'], pf, dev, nearest['name'], bdf))
+                        % ('/'.join(kinds), bdf, f['control'], pf, dev, nearest['name'], bdf))
                 elif bdf in (acs.get('unknown') or []):
                     unknown.append(bdf)
         if unknown:

@@ -205,7 +205,8 @@ ansible_facts:
               nearest_nic: {nic: mlx5_0, pci_address: "0000:04:00.0", class: PIX, hops: 3}
         gpu_nic_topology:
           description:
-            - The PCIe relation of every GPU to every RDMA device that has a PCI function, classified as
+            - The PCIe relation of every GPU to every RDMA device that has a PCI function (SR-IOV VFs left out - they share
+              their PF's path), classified as
               C(nvidia-smi topo -m) does, best first - C(PIX) (at most one PCIe bridge or switch between them),
               C(PXB) (several bridges or switches, not through the host bridge), C(PHB) (through the PCIe host bridge,
               same root complex), C(NODE) (across host bridges of one NUMA node), C(SYS) (across NUMA nodes).

@@ -261,3 +261,19 @@ def test_existing_gpudirect_keys_unchanged(host):
     assert [g['pci_address'] for g in gd['gpus']] == [GPU0, GPU1, GPU2]
     assert gd['peermem_loaded'] is False
     assert gd['numa_aligned'] is True
+
+
+def test_vfs_are_not_topology_nics(host):
+    """An RDMA device on an SR-IOV VF of mlx5_0 (host-mode VFs) shares its PF's path: left out."""
+    pf = os.path.join(str(host), 'sys', 'devices', 'pci0000:00', '0000:00:01.0', '0000:01:00.0', '0000:02:01.0')
+    vf = os.path.join(pf, '0000:04:00.2')
+    os.makedirs(vf)
+    os.symlink(os.path.join(pf, '0000:04:00.0'), os.path.join(vf, 'physfn'))
+    os.symlink(vf, os.path.join(str(host), 'sys', 'bus', 'pci', 'devices', '0000:04:00.2'))
+    ib = os.path.join(str(host), 'sys', 'class', 'infiniband', 'mlx5_10')
+    os.makedirs(ib)
+    os.symlink(vf, os.path.join(ib, 'device'))
+    f = facts(host)
+    assert f['devices']['mlx5_10']['pci_address'] == '0000:04:00.2'
+    assert 'mlx5_10' not in f['gpu_nic_topology']['nics']
+    assert 'mlx5_10' not in f['gpu_nic_topology']['matrix'][GPU0]
