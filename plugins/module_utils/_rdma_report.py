@@ -281,9 +281,10 @@ def pod_manifests(nodes, settings):
         raise _err('(play)', 'rdma_verify_pod_image', settings.get('image'), 'no test image',
                    'set rdma_verify_pod_image to an image with perftest and ping (mirror it for air-gapped clusters)')
     out = []
-    for n in nodes:
-        if n.get('rails'):
-            n = dict(n, network=','.join(r['network'] for r in n['rails']), resource=n['rails'][0]['resource'])
+    for node in nodes:
+        n = node
+        if node.get('rails'):
+            n = dict(node, network=','.join(r['network'] for r in node['rails']), resource=node['rails'][0]['resource'])
         for field in ('node_name', 'network', 'resource'):
             if not n.get(field):
                 raise _err(n.get('host'), {'node_name': 'roce_node_name', 'network': 'rdma_verify_pod_network',

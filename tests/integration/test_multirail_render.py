@@ -106,3 +106,23 @@ def test_a_rail_vlan_that_differs_on_one_node_is_refused_before_anything_is_writ
     assert "gpu-node02: roce_rails[rail2].vlan=333" in out, out
     assert "Fix: use one VLAN per rail on every node" in out
     assert not (tmp_path / "out" / "sriov-networks").exists()
+
+
+def test_nccl_settings_from_the_host_phase_render_as_one_configmap(tmp_path):
+    # The host phase (host_network) leaves host_network_nccl_env on every node it reached; here the
+    # inventory plays that part, with what gpufabric.roce.nccl_env returns (tests/unit/.../test_nccl.py).
+    inv = tmp_path / "inv"
+    shutil.copytree(os.path.join(REPO, "inventories", "example-multirail"), inv)
+    for i, node in enumerate(("gpu-node01", "gpu-node02")):
+        with open(inv / "host_vars" / ("%s.yml" % node), "a") as f:
+            f.write(yaml.safe_dump({"host_network_nccl_env": {
+                "env": {"NCCL_IB_HCA": ",".join("=mlx5_%d:1" % r for r in range(8)), "NCCL_IB_GID_INDEX": str(3 + i)},
+                "rails": [], "problems": []}}))
+    rc, out = render(inv, tmp_path / "out")
+    assert rc == 0, out
+    base = tmp_path / "out" / "sriov-networks"
+    (cm,) = documents(base / "nccl-configmap.yaml")
+    assert cm["kind"] == "ConfigMap" and cm["metadata"]["name"] == "gpufabric-nccl" and cm["metadata"]["namespace"] == "default"
+    assert cm["data"]["nodes"].split() == ["gpu-node01", "gpu-node02"]
+    assert "NCCL_IB_GID_INDEX=4" in cm["data"]["gpu-node02.env"] and "=mlx5_7:1" in cm["data"]["gpu-node02.env"]
+    assert "nccl-configmap.yaml" in documents(base / "kustomization.yaml")[0]["resources"]
