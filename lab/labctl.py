@@ -136,8 +136,32 @@ def write_ssh_material():
             "PidFile /run/sshd.pid\n"
             "Subsystem sftp internal-sftp\n"
             "UseDNS no\n"
-            "LogLevel VERBOSE\n" % (hostkey, key)
+            "LogLevel VERBOSE\n"
+            # Every connection arrives from the one slirp address, and on a loaded host a TCG
+            # guest needs seconds per key exchange: the default MaxStartups (10:30:100) then
+            # drops handshakes at random ("kex_exchange_identification: Connection closed by
+            # remote host") and LoginGraceTime (120 s) can expire before a slow login ends.
+            "MaxStartups 100:30:200\n"
+            "LoginGraceTime 10m\n"
+            # Ansible multiplexes its sessions over one ControlMaster connection per node.
+            "MaxSessions 64\n"
+            # Notice a controller that went away, but allow a guest stalled for minutes.
+            "ClientAliveInterval 30\n"
+            "ClientAliveCountMax 20\n"
+            "TCPKeepAlive yes\n"
+            "%s" % (hostkey, key, _sshd_penalties_off())
         )
+
+
+def _sshd_penalties_off():
+    """OpenSSH 9.8+ blocks a source address after failed or unfinished logins; here every
+    connection shares the slirp source address, so one timed-out handshake would lock
+    Ansible out of the node. Older sshd refuses the unknown keyword, so ask for the version."""
+    r = subprocess.run(["/usr/sbin/sshd", "-V"], capture_output=True, text=True, check=False)
+    m = re.search(r"OpenSSH_(\d+)\.(\d+)", r.stdout + r.stderr)
+    if m and (int(m.group(1)), int(m.group(2))) >= (9, 8):
+        return "PerSourcePenalties no\n"
+    return ""
 
 
 def pid_alive(pid):
@@ -313,9 +337,24 @@ def cmd_down(_args):
     for pid in pids.values():
         with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)
+    keep_logs()
     if os.path.isdir(STATE_DIR):
         shutil.rmtree(STATE_DIR)
     log("lab down; %s removed" % STATE_DIR)
+
+
+def keep_logs():
+    """With LAB_KEEP_LOGS=<dir>, copy the VM, sshd and guest health logs there before the state
+    directory goes: the evidence of a run (a refused or retried SSH session) outlives the lab."""
+    keep = os.environ.get("LAB_KEEP_LOGS")
+    logs = sorted(glob.glob(os.path.join(STATE_DIR, "*.log")))
+    if not keep or not logs:
+        return
+    dest = os.path.join(keep, time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()))
+    os.makedirs(dest, exist_ok=True)
+    for path in logs:
+        shutil.copy2(path, dest)
+    log("kept %d log(s) in %s" % (len(logs), dest))
 
 
 def cmd_status(_args):

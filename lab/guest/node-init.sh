@@ -76,8 +76,22 @@ mkdir -p /run/sshd /var/empty
 sed 's/^root:[^:]*:/root:*:/' /etc/shadow > /run/lab-shadow
 chmod 600 /run/lab-shadow
 mount --bind /run/lab-shadow /etc/shadow
-/usr/sbin/sshd -f "$state/sshd_config" -E "$state/node$idx-sshd.log"
+start_sshd() { /usr/sbin/sshd -f "$state/sshd_config" -E "$state/node$idx-sshd.log"; }
+start_sshd
 log "ready"
 
-# Stay up; the host ends the VM with SIGTERM to QEMU.
-while true; do sleep 3600; done
+# Stay up; the host ends the VM with SIGTERM to QEMU. Meanwhile keep a health line every
+# 30 s beside the sshd log (a refused SSH session on a loaded host is otherwise hard to
+# tell apart from a dead sshd or a guest out of memory), and restart sshd should it die.
+health="$state/node$idx-health.log"
+while true; do
+    sleep 30
+    pid=$(cat /run/sshd.pid 2>/dev/null || true)
+    if [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; then
+        echo "$(date -u +%FT%TZ) sshd listener gone (pid '${pid}'), restarting" >> "$health"
+        start_sshd || echo "$(date -u +%FT%TZ) sshd restart failed" >> "$health"
+    fi
+    echo "$(date -u +%FT%TZ) load $(cut -d' ' -f1-3 /proc/loadavg)" \
+        "memavail_kb $(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)" \
+        "sshd_procs $(pgrep -c -x sshd || true)" >> "$health" || true
+done
