@@ -26,7 +26,7 @@ export MOLECULE_NO_LOG := false
 
 COLLECTION_LINK := $(REPO)/.build/collections/ansible_collections/gpufabric/roce
 
-.PHONY: help deps deps-system deps-python link lab lab-up lab-down lab-status test lint sanity unit integration k8s molecule molecule-lab molecule-k8s-render molecule-k8s clean
+.PHONY: help deps deps-system deps-python link lab lab-up lab-down lab-status test lint sanity unit integration k8s molecule molecule-lab molecule-lab-loaded molecule-k8s-render molecule-k8s clean
 
 help:
 	@echo "make lab     boot the two-node kernel lab, run playbooks/site.yml on it, print the report, tear it down"
@@ -110,11 +110,48 @@ k8s:
 	@echo "== k8s harness tests (real control plane, stand-ins, real chart)"
 	$(BIN)/python -m pytest -q tests/k8s
 
-molecule: molecule-k8s-render molecule-k8s molecule-lab
+molecule: molecule-k8s-render molecule-k8s molecule-lab molecule-lab-reboot
 
 molecule-lab:
 	@echo "== molecule test -s lab (two VMs, real kernel)"
 	$(BIN)/molecule test -s lab
+
+# molecule lab beside a bounded CPU hog (lab/cpu_hog.py: HOG_PROCS busy processes for at most
+# HOG_SECONDS), stopped whatever the outcome. The load average is sampled every 30 s into
+# lab/build/loaded-run/<time>/load.log; the VMs' sshd and health logs are kept beside it.
+HOG_PROCS ?= 10
+HOG_SECONDS ?= 5400
+molecule-lab-loaded: link
+	@out=$(REPO)/lab/build/loaded-run/$$(date -u +%Y%m%dT%H%M%SZ)
+	mkdir -p "$$out"
+	start=$$(date +%s)
+	$(BIN)/python lab/cpu_hog.py run --procs $(HOG_PROCS) --seconds $(HOG_SECONDS) \
+	  --pidfile "$$out/hog.pid" --load-log "$$out/load.log" > "$$out/hog.out" 2>&1 &
+	hog=$$!
+	stop_hog() {
+	  kill -TERM "$$hog" 2>/dev/null || true
+	  wait "$$hog" 2>/dev/null || true
+	  $(BIN)/python lab/cpu_hog.py stop --pidfile "$$out/hog.pid" > /dev/null
+	  cat "$$out/hog.out"
+	}
+	trap stop_hog EXIT
+	trap 'exit 130' INT TERM HUP
+	echo "== molecule test -s lab beside $(HOG_PROCS) busy processes (output in $$out)"
+	rc=0
+	LAB_KEEP_LOGS="$$out/lab-logs" $(BIN)/molecule test -s lab > "$$out/molecule.log" 2>&1 || rc=$$?
+	tail -n 40 "$$out/molecule.log"
+	echo "molecule-lab-loaded: exit $$rc after $$(( $$(date +%s) - start ))s; load samples and logs in $$out"
+	exit $$rc
+
+# The reboot proof: both lab nodes booted with systemd as init (lab/rebootlab.py, a debootstrap'd
+# Debian bookworm image cached in lab/build/rebootlab; the first run on a machine downloads it),
+# the host phases rolled out with persist: true, both nodes rebooted, everything read back.
+.PHONY: molecule-lab-reboot
+molecule-lab-reboot: link
+	@echo "== molecule test -s lab_reboot (systemd boot, persist: true, reboot, read back)"
+	start=$$(date +%s)
+	$(BIN)/molecule test -s lab_reboot
+	echo "molecule lab_reboot: passed in $$(( $$(date +%s) - start ))s"
 
 molecule-k8s-render:
 	@echo "== molecule test -s k8s_render (manifests + CRD schemas, no cluster)"
@@ -129,4 +166,5 @@ molecule-k8s: link
 
 clean:
 	-$(PYTHON) lab/labctl.py down
+	-$(PYTHON) lab/rebootlab.py down
 	rm -rf .build tests/output lab/build render-out
