@@ -47,6 +47,7 @@ SHORTHAND_FIELDS = {
     'mtu': 'roce_mtu',
     'resource_name': 'sriov_networks_resource_name',
     'routes': 'sriov_networks_ipam_routes',
+    'sriov_pf': 'roce_sriov_pf',
 }
 _FIELD_OF_SHORTHAND = {v: k for k, v in SHORTHAND_FIELDS.items()}
 

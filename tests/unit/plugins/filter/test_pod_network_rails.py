@@ -96,3 +96,10 @@ def test_eight_rails_thousand_nodes_table_is_one_pass():
     table = fabric_table(hv, list(hv))
     plans = vlan_gateway_plans(table, "n0007")
     assert len(plans) == 8 and all(len(p["routes"]) == 255 for p in plans)
+
+
+def test_a_rails_pf_names_are_checked_for_units_and_shell_before_phase_1():
+    hv = fleet(2, gpu01={"roce_rail_overrides": {"rail1": {"sriov_pf": "eth0;reboot"}}})
+    with pytest.raises(GpufabricError) as err:
+        fabric_table(hv, list(hv))
+    assert str(err.value).startswith('gpu01: roce_rails[rail1].sriov_pf="eth0;reboot"'), str(err.value)
