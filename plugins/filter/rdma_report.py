@@ -24,8 +24,8 @@ def _wrap(fn):
     return inner
 
 
-def rdma_verify_plan(nodes, addresses, base_port=18515):
-    return _rdma_report.plan(list(nodes), dict(addresses), int(base_port))
+def rdma_verify_plan(nodes, addresses, base_port=18515, rails=None):
+    return _rdma_report.plan(list(nodes), dict(addresses), int(base_port), rails=dict(rails) if rails else None)
 
 
 def rdma_ping_parse(stdout, rc=None):

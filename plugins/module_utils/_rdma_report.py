@@ -62,13 +62,41 @@ def ring_rounds(nodes):
     return [even[:-1], odd, [even[-1]]]
 
 
-def plan(nodes, addresses, base_port=18515):
+def plan(nodes, addresses, base_port=18515, rails=None):
     """Per-node duties for every round: ``{node: [{'round', 'client_to', 'server_for', 'peer_address', 'tcp_port'}]}``.
 
     ``addresses`` maps each node to the address its peers use to reach it (the VLAN gateway address
     in host mode).  Every pair of a round gets its own TCP port (base_port + pair index), so a test
     can run several servers on one machine (all-in-one labs) without clashing.
+
+    ``rails`` (nodes with several RoCE NICs): ``{node: [{'name', 'address', 'netdev'}]}``. Then every rail
+    is a ring of its own, rail *i* to rail *i*, never across rails: the rails' rounds follow each other,
+    and every pair and duty carries its ``rail`` and the ``netdev`` the node tests it on.
     """
+    if rails:
+        return _rail_plan(nodes, rails, base_port)
+    return _one_plan(nodes, addresses, base_port)
+
+
+def _rail_plan(nodes, rails, base_port):
+    names = [r.get('name') for r in rails.get(nodes[0]) or []] if nodes else []
+    for node in nodes:
+        mine = [r.get('name') for r in rails.get(node) or []]
+        if mine != names:
+            raise _err(node, 'roce_rails', mine, 'the node has rails %s, but %s has %s: a ring tests rail i to rail i on every node'
+                       % (mine, nodes[0], names), 'give every node of the ring the same rails (roce_rails in group_vars)')
+    out_rounds, duties = [], {n: [] for n in nodes}
+    for i, name in enumerate(names):
+        sub = _one_plan(nodes, {n: rails[n][i].get('address') for n in nodes}, base_port)
+        offset = len(out_rounds)
+        out_rounds += [[dict(pair, rail=name) for pair in pairs] for pairs in sub['rounds']]
+        for n in nodes:
+            for duty in sub['duties'][n]:
+                duties[n].append(dict(duty, round=duty['round'] + offset, rail=name, netdev=rails[n][i].get('netdev')))
+    return {'rounds': out_rounds, 'duties': duties, 'rails': names}
+
+
+def _one_plan(nodes, addresses, base_port):
     rounds = ring_rounds(nodes)
     missing = [n for n in nodes if not addresses.get(n)]
     if missing:
@@ -132,15 +160,18 @@ def build_matrix(rounds, records, tests):
     kinds = ['ping'] + [kind_of(t) for t in tests]
     index = {}
     for rec in records or []:
-        index[(rec.get('kind'), rec.get('side', 'client'), rec.get('client'), rec.get('server'))] = rec
+        index[(rec.get('kind'), rec.get('side', 'client'), rec.get('client'), rec.get('server'), rec.get('rail'))] = rec
     rows = []
     for r, pairs in enumerate(rounds):
         for pair in pairs:
-            c, s = pair['client'], pair['server']
-            row = {'pair': '%s -> %s' % (c, s), 'client': c, 'server': s, 'round': r, 'checks': {}, 'failures': []}
+            c, s, rail = pair['client'], pair['server'], pair.get('rail')
+            row = {'pair': ('%s: ' % rail if rail else '') + '%s -> %s' % (c, s), 'client': c, 'server': s, 'round': r,
+                   'checks': {}, 'failures': []}
+            if rail:
+                row['rail'] = rail
             for kind in kinds:
-                rec = index.get((kind, 'client', c, s))
-                srv = index.get((kind, 'server', c, s))
+                rec = index.get((kind, 'client', c, s, rail))
+                srv = index.get((kind, 'server', c, s, rail))
                 check = _check(kind, rec, srv)
                 row['checks'][kind] = check
                 if not check['ok']:
@@ -154,7 +185,7 @@ def build_matrix(rounds, records, tests):
             if not r['passed']:
                 nodes[node]['passed'] = False
                 nodes[node]['failed_pairs'].append(r['pair'])
-    return {
+    out = {
         'pairs': rows,
         'passed': all(r['passed'] for r in rows),
         'total': len(rows),
@@ -163,6 +194,16 @@ def build_matrix(rounds, records, tests):
         # per node: passed when every pair it took part in (as client or server) passed
         'nodes': nodes,
     }
+    if any('rail' in r for r in rows):
+        rails = {}
+        for r in rows:
+            entry = rails.setdefault(r.get('rail'), {'passed': True, 'total': 0, 'failed': 0})
+            entry['total'] += 1
+            if not r['passed']:
+                entry['passed'] = False
+                entry['failed'] += 1
+        out['rails'] = rails
+    return out
 
 
 def kind_of(test):
@@ -230,6 +271,8 @@ def render_table(matrix):
     lines = ['  '.join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip() for r in [header] + rows]
     lines.insert(1, '  '.join('-' * w for w in widths))
     lines.append('%d of %d pairs passed' % (matrix['total'] - matrix['failed'], matrix['total']))
+    for rail, entry in (matrix.get('rails') or {}).items():
+        lines.append('rail %s: %d of %d pairs passed' % (rail, entry['total'] - entry['failed'], entry['total']))
     for row in matrix['pairs']:
         for failure in row['failures']:
             lines.append('FAIL %s: %s' % (row['pair'], failure))
@@ -246,7 +289,7 @@ def render_junit(matrix, suite_name='rdma_verify'):
     failures = sum(1 for case in cases if not case[1]['ok'])
     suite = ET.Element('testsuite', name=suite_name, tests=str(len(cases)), failures=str(failures), errors='0')
     for row, check in cases:
-        case = ET.SubElement(suite, 'testcase', classname='%s.%s' % (suite_name, row['pair'].replace(' -> ', '_to_')),
+        case = ET.SubElement(suite, 'testcase', classname='%s.%s' % (suite_name, row['pair'].replace(' -> ', '_to_').replace(': ', '.')),
                              name='%s %s' % (check['name'], row['pair']))
         m = check.get('metrics') or {}
         summary = ', '.join('%s=%s' % (k, m[k]) for k in sorted(m) if isinstance(m[k], (int, float)) and not isinstance(m[k], bool))

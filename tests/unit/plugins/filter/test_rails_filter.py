@@ -8,7 +8,14 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufabric.roce.plugins.filter.rails import FilterModule
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov import render_sriov
-from ansible_collections.gpufabric.roce.plugins.module_utils._rdma_report import pod_manifests, pod_placement
+from ansible_collections.gpufabric.roce.plugins.module_utils._rdma_report import (
+    ReportError,
+    build_matrix,
+    plan,
+    pod_manifests,
+    pod_placement,
+    render_table,
+)
 
 F = FilterModule().filters()
 PLAN = [{"name": "rail%d" % i, "pf": "enp%ds0np0" % (10 + i), "vlan": 101 + i, "subnet_pool": "10.%d.0.0/16" % (101 + i)} for i in range(3)]
@@ -44,3 +51,33 @@ def test_a_multirail_pod_requests_one_vf_of_every_rail_and_attaches_every_rail()
              "status": {"conditions": [{"type": "Ready", "status": "True"}]}}]
     line = pod_placement(live, pods)[0]["line"]
     assert line == "rdma-verify-gpu-a: Ready on gpu-a with 1 nvidia.com/roce_gpu_a_rail0, nvidia.com/roce_gpu_a_rail1, nvidia.com/roce_gpu_a_rail2"
+
+
+def test_host_mode_plan_rings_each_rail_to_itself_and_reports_per_rail():
+    nodes = ["a", "b", "c"]
+    rails = {n: [{"name": "rail%d" % r, "address": "10.%d.%d.254" % (101 + r, i), "netdev": "enp%ds0np0.%d" % (10 + r, 101 + r)}
+                 for r in range(2)] for i, n in enumerate(nodes)}
+    p = plan(nodes, {}, 18515, rails=rails)
+    assert p["rails"] == ["rail0", "rail1"]
+    assert len(p["rounds"]) == 6  # 3 rounds of an odd ring, per rail
+    for r, pairs in enumerate(p["rounds"]):
+        for pair in pairs:
+            rail = pair["rail"]
+            duty = p["duties"][pair["client"]][r]
+            assert duty["rail"] == rail and duty["client_to"] == pair["server"]
+            # rail i to rail i only: the peer address is the server's address on the same rail
+            assert duty["peer_address"] == next(x["address"] for x in rails[pair["server"]] if x["name"] == rail)
+            assert duty["netdev"].endswith(".%d" % (101 + int(rail[-1])))
+    records = [{"kind": "ping", "side": "client", "client": pair["client"], "server": pair["server"], "rail": pair["rail"],
+                "ok": not (pair["rail"] == "rail1" and pair["client"] == "b"), "ping": {}} for pairs in p["rounds"] for pair in pairs]
+    m = build_matrix(p["rounds"], records, [])
+    assert m["rails"] == {"rail0": {"passed": True, "total": 3, "failed": 0}, "rail1": {"passed": False, "total": 3, "failed": 1}}
+    assert [row["pair"] for row in m["pairs"] if not row["passed"]] == ["rail1: b -> c"]
+    text = render_table(m)
+    assert "rail rail1: 2 of 3 pairs passed" in text and "FAIL rail1: b -> c" in text
+
+
+def test_host_mode_plan_refuses_nodes_with_different_rails():
+    rails = {"a": [{"name": "rail0", "address": "10.0.0.1"}], "b": [{"name": "rail1", "address": "10.0.0.2"}]}
+    with pytest.raises(ReportError, match="same rails"):
+        plan(["a", "b"], {}, rails=rails)
