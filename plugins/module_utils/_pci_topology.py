@@ -274,30 +274,33 @@ def _switch_units(bridges, chains, port_types):
     return units, source
 
 
+def _relation(cls, hops, via, switches=None, source=None):
+    return {'class': cls, 'hops': hops, 'via': via, 'switches': switches, 'port_type_source': source}
+
+
 def classify(a, b, port_types):
-    """Class, hop count and crossed bridges between two ``pci_node`` results."""
+    """Class, hop count and crossed bridges between two ``pci_node`` results: ``{class, hops, via,
+    switches, port_type_source}`` (the last two only below a shared bridge, else None)."""
     chain_a = a['bridges'] + [a['pci_address']]
     chain_b = b['bridges'] + [b['pci_address']]
     if a['root_complex'] is None or b['root_complex'] is None:
-        return {'class': None, 'hops': None, 'via': [], 'port_type_source': None}
+        return _relation(None, None, [])
     if a['root_complex'] != b['root_complex']:
         via = a['bridges'] + b['bridges']
+        # NUMA node unknown on either side (-1: NUMA off or not reported): taken as the same node
         same_node = a['numa_node'] == b['numa_node'] or a['numa_node'] is None or b['numa_node'] is None
-        cls = 'NODE' if same_node else 'SYS'
-        return {'class': cls, 'hops': len(via) + (2 if cls == 'NODE' else 3), 'via': via,
-                'port_type_source': None, 'numa_known': a['numa_node'] is not None and b['numa_node'] is not None}
+        return _relation('NODE', len(via) + 2, via) if same_node else _relation('SYS', len(via) + 3, via)
     common = 0
     while common < min(len(chain_a), len(chain_b)) and chain_a[common] == chain_b[common]:
         common += 1
     if common == 0:
         via = a['bridges'] + b['bridges']
-        return {'class': 'PHB', 'hops': len(via) + 1, 'via': via, 'port_type_source': None}
+        return _relation('PHB', len(via) + 1, via)
     # Deepest shared element; below it, each side's own upstream bridges.
     via = [chain_a[common - 1]] + chain_a[common:-1] + chain_b[common:-1]
     via = [x for x in via if x not in (a['pci_address'], b['pci_address'])]
     units, source = _switch_units(via, [chain_a, chain_b], port_types)
-    return {'class': 'PIX' if len(units) <= 1 else 'PXB', 'hops': len(via), 'via': via,
-            'switches': len(units), 'port_type_source': source}
+    return _relation('PIX' if len(units) <= 1 else 'PXB', len(via), via, len(units), source)
 
 
 def _best(candidates):
@@ -469,8 +472,9 @@ def rail_affinity(facts, pfs):
                                       'RDMA driver of %s (mlx5_ib)' % (pf, pf))
             continue
         if nic is None or nearest is None:
-            result['problems'].append('%s (%s) has no PCI path to any GPU (not a PCI device, or no PCI root '
-                                      'complex in its sysfs path)' % (pf, dev))
+            result['problems'].append('no PCIe path between %s (%s) and any GPU could be traced (the NIC is not a PCI '
+                                      'function, or its or the GPUs\' /sys/bus/pci/devices links lead to no PCI root '
+                                      'complex), so its GPU affinity is unknown' % (pf, dev))
             continue
         if nearest['class'] not in AFFINE_CLASSES:
             result['problems'].append(

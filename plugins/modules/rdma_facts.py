@@ -217,7 +217,7 @@ ansible_facts:
               C(nearest_gpu) C({gpu, name, index, class, hops}) or V(null)), C(pairs) (one per GPU and NIC -
               C(gpu), C(gpu_name), C(nic), C(nic_pci_address), C(class), C(hops) (bridges crossed, plus 1 for the host
               bridge, 2 between host bridges, 3 between sockets), C(via) (the bridges crossed), C(switches) and
-              C(port_type_source)), C(port_types) (PCIe port type of each bridge crossed, V(null) when config space
+              C(port_type_source) (V(null) unless the two share a bridge)), C(port_types) (PCIe port type of each bridge crossed, V(null) when config space
               is not readable).
             - Switches are told apart by the PCIe port type in config space when it can be read (C(port_type_source=config),
               needs root), otherwise by position (root port, then upstream and downstream port pairs; C(position)).

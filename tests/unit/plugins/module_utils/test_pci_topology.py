@@ -277,3 +277,16 @@ def test_vfs_are_not_topology_nics(host):
     assert f['devices']['mlx5_10']['pci_address'] == '0000:04:00.2'
     assert 'mlx5_10' not in f['gpu_nic_topology']['nics']
     assert 'mlx5_10' not in f['gpu_nic_topology']['matrix'][GPU0]
+
+
+def test_gpu_without_pci_path_is_reported(tmp_path):
+    """The lab-like fixture's GPU has no /sys/bus/pci/devices link into /sys/devices: no class, no nearest."""
+    with open(os.path.join(FIXTURES, 'sysfs_node.json')) as f:
+        build_tree(str(tmp_path), json.load(f))
+    f = facts(tmp_path)
+    assert f['gpu_nic_topology']['matrix'] == {'0000:b1:00.0': {'mlx5_8': None, 'rxe0': None}}
+    assert f['nearest_nic'] == {'0000:b1:00.0': None}
+    judged = pt.rail_affinity(f, ['enp157s0np0'])
+    assert judged['problems'] == ['no PCIe path between enp157s0np0 (mlx5_8) and any GPU could be traced (the NIC is not a '
+                                  "PCI function, or its or the GPUs' /sys/bus/pci/devices links lead to no PCI root complex), "
+                                  'so its GPU affinity is unknown']
