@@ -43,17 +43,27 @@ GOAL_RATIO = 12.0
 PROFILE_LINE = re.compile(r"^(?P<task>.+?) -+ (?P<secs>[0-9.]+)s$")
 
 
-def generate_inventory(path, nodes):
-    """inventories/example's group_vars, N nodes with host_vars files, one /30 pod subnet each."""
+def generate_inventory(path, nodes, rails=0):
+    """inventories/example's group_vars, N nodes with host_vars files, one /30 pod subnet each; with
+    ``rails``, the first ``rails`` rails of inventories/example-multirail's plan and a roce_node_index each."""
     shutil.copytree(os.path.join(REPO, "inventories", "example", "group_vars"), os.path.join(path, "group_vars"))
     os.makedirs(os.path.join(path, "host_vars"))
+    if rails:
+        with open(os.path.join(REPO, "inventories", "example-multirail", "group_vars", "roce_nodes.yml")) as fh:
+            plan = [line for line in fh if line.startswith("  - {name: rail")]
+        with open(os.path.join(path, "group_vars", "roce_nodes.yml"), "a") as fh:
+            # /26 per node and rail: a /16 pool then holds 1,024 nodes (the example's /24 holds 256).
+            fh.write("roce_rails:\n" + "".join(line.replace("subnet_prefix: 24", "subnet_prefix: 26") for line in plan[:rails]))
     subnets = ipaddress.ip_network("10.255.0.0/16").subnets(new_prefix=30)
     names = []
     for i in range(1, nodes + 1):
         name = "gpu-%04d" % i
         net = next(subnets)
         with open(os.path.join(path, "host_vars", name + ".yml"), "w") as fh:
-            fh.write("---\nroce_node_name: %s\nroce_pod_subnet: %s\nroce_pod_gateway: %s\n" % (name, net, list(net.hosts())[-1]))
+            if rails:
+                fh.write("---\nroce_node_name: %s\nroce_node_index: %d\n" % (name, i - 1))
+            else:
+                fh.write("---\nroce_node_name: %s\nroce_pod_subnet: %s\nroce_pod_gateway: %s\n" % (name, net, list(net.hosts())[-1]))
         names.append(name)
     lines = ["---", "all:", "  children:", "    roce_nodes:", "      hosts:"]
     lines += ["        %s:" % n for n in names]
@@ -120,8 +130,8 @@ def run_site(work, nodes, tags, args, attempt):
         kinds = count_kinds(render_dir)
         result["rendered"] = kinds
         for kind in ("SriovNetworkNodePolicy", "SriovNetwork"):
-            if kinds.get(kind) != nodes:
-                raise SystemExit("render on %d nodes wrote %s %s objects, expected one per node" % (nodes, kinds.get(kind), kind))
+            if kinds.get(kind) != nodes * max(args.rails, 1):
+                raise SystemExit("render on %d nodes wrote %s %s objects, expected one per node and rail" % (nodes, kinds.get(kind), kind))
         if kinds.get("NicClusterPolicy") != 1:
             raise SystemExit("render on %d nodes wrote no NicClusterPolicy: %s" % (nodes, kinds))
     if args.profile:
@@ -152,6 +162,8 @@ def table(rows, label, args, started):
     base = rows[0]["nodes"]
     nodes_arg = ",".join(str(r["nodes"]) for r in rows)
     cmd = ".venv/bin/python benchmarks/site_scale.py --nodes %s --repeat %d --label %s" % (nodes_arg, args.repeat, label)
+    if args.rails:
+        cmd += " --rails %d" % args.rails
     if args.forks:
         cmd += " --forks %d" % args.forks
     if args.profile:
@@ -232,6 +244,7 @@ def main():
     ap.add_argument("--profile", action="store_true", help="enable ansible.posix.profile_tasks and report the slowest tasks")
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per ansible-playbook run")
     ap.add_argument("--json", help="write the raw figures here")
+    ap.add_argument("--rails", type=int, default=0, help="RoCE rails per node (roce_rails, up to 8); 0: the one-rail variables")
     ap.add_argument("--keep", help="work directory to keep (default: a temporary one, removed)")
     args = ap.parse_args()
     node_counts = sorted(int(n) for n in args.nodes.split(","))
@@ -243,7 +256,7 @@ def main():
         for nodes in node_counts:
             inv = os.path.join(work, "inv-%d" % nodes)
             if not os.path.isdir(inv):
-                generate_inventory(inv, nodes)
+                generate_inventory(inv, nodes, args.rails)
         results = {n: {m: [] for m, _t in MODES} for n in node_counts}
         # Interleave node counts and modes so a load spike from the other users of the machine
         # does not land on one column only.

@@ -28,9 +28,11 @@ def _plain(value):
     return value
 
 
+_READ = ('roce_rails', 'roce_rail_overrides', 'roce_node_index', 'roce_num_vfs', 'roce_mtu', 'roce_vlan_id')
+
+
 def _rails(node_vars, position, who):
-    hv = {k: _plain(node_vars.get(k)) for k in ('roce_rails', 'roce_rail_overrides', 'roce_node_index', 'roce_num_vfs', 'roce_mtu',
-                                               'roce_vlan_id')}
+    hv = {k: _plain(node_vars.get(k)) for k in _READ}
     rails, problems = _node_rails(hv, int(position or 0), {'roce_num_vfs': 8, 'roce_mtu': 9000, 'roce_vlan_id': 100})
     if problems:
         field, value, problem, fix = problems[0]

@@ -215,7 +215,7 @@ def _rail_vlan_errors(entries):
     errors = []
     for rail, members in by_rail.items():
         nodes = [h for h, _f in members]
-        fabric = {h: f for h, f in members}
+        fabric = dict(members)
         for e in _vlan_errors(nodes, fabric):
             errors.append(GpufabricError(e.host, rail_field(rail, 'roce_vlan_id'), e.value, e.problem.replace('roce_vlan_id', 'the VLAN of rail %s,' % rail),
                                          'use one VLAN per rail on every node: drop the node\'s override of roce_rails[%s].vlan' % rail))

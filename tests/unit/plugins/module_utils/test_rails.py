@@ -43,7 +43,8 @@ def test_pool_gives_the_index_th_subnet_and_its_last_host_as_gateway():
 
 
 def test_position_in_roce_nodes_is_the_index_when_unset():
-    rails, _ = _rails({"roce_rails": PLAN}, position=2)
+    rails, problems = _rails({"roce_rails": PLAN}, position=2)
+    assert problems == []
     assert rails[0]["subnet"] == "10.101.2.0/24"
 
 
