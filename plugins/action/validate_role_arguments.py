@@ -16,6 +16,7 @@ from ansible.errors import AnsibleError
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 from ansible_collections.gpufabric.roce.plugins.plugin_utils import _role_args as ra
+from ansible_collections.gpufabric.roce.plugins.plugin_utils import _role_checks as rc
 
 try:  # ansible-core >= 2.19
     from ansible.errors import AnsibleValueOmittedError
@@ -29,7 +30,8 @@ except ImportError:  # pragma: no cover - older cores: no omit error, every stri
 COLLECTION = 'gpufabric.roce'
 ROLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), 'roles')
 _PLAY_VARS = ('ansible_play_hosts_all', 'ansible_play_hosts', 'ansible_play_batch', 'play_hosts', 'ansible_play_name',
-              'ansible_play_role_names', 'playbook_dir', 'ansible_check_mode', 'ansible_diff_mode', 'omit', 'hostvars')
+              'ansible_play_role_names', 'playbook_dir', 'ansible_check_mode', 'ansible_diff_mode', 'omit', 'hostvars',
+              'groups')
 _OMITTED = object()
 
 
@@ -45,6 +47,7 @@ class _Role:
         if '.' in short or not os.path.isdir(path):
             raise AnsibleError('roles: %s is not a role of %s (roles: %s)' % (name, COLLECTION, ', '.join(sorted(os.listdir(ROLES_DIR)))))
         self.name = '%s.%s' % (COLLECTION, short)
+        self.short = short
         self.entry_point = '%s' % entry.get('entry_point', 'main')
         self.when = entry.get('when')
         specs = (self._load(loader, path, 'meta', 'argument_specs') or {}).get('argument_specs') or {}
@@ -84,6 +87,9 @@ class ActionModule(ActionBase):
         hosts = args.get('hosts')
         hosts = [('%s' % h) for h in (task_vars.get('ansible_play_hosts_all') if hosts is None else hosts)]
         hostvars = task_vars['hostvars']
+        # Every inventory host (rdma_verify_hosts must name some); None when the play vars do not say.
+        every = (task_vars.get('groups') or {}).get('all')
+        self._inventory = None if every is None else frozenset(('%s' % h) for h in every)
         play = {k: task_vars[k] for k in _PLAY_VARS if k in task_vars}
 
         self._template_memo, self._validate_memo, self._key_cache = {}, {}, ra.KeyCache()
@@ -130,10 +136,18 @@ class ActionModule(ActionBase):
                 values[option], sources[option] = value, source
         key = (role.name, tuple((k, self._key_cache.freeze(v)) for k, v in values.items()))
         if key not in self._validate_memo:
-            self._validate_memo[key] = role.validator.validate(dict(values), validate_role_argument_spec=True).error_messages
-        for message in self._validate_memo[key]:
+            checked = role.validator.validate(dict(values), validate_role_argument_spec=True)
+            # The cross-field rules (plugin_utils/_role_checks.py) read the converted values; a value the spec refused
+            # is left out of them (reported once, by the spec). They do not depend on which host it is.
+            refused = {ra.field_of(m, role.options) for m in checked.error_messages}
+            cross = rc.role_problems(role.short, checked.validated_parameters, ctx.host, self._inventory, refused)
+            self._validate_memo[key] = (checked.error_messages, cross)
+        messages, cross = self._validate_memo[key]
+        for message in messages:
             field = ra.field_of(message, role.options)
             problems.append(self._problem(ctx, field, values.get(field), message, sources.get(field, 'default')))
+        for field, value, problem, fix in cross:
+            problems.append({'role': role.name, 'field': field, 'value': value, 'problem': problem, 'fix': fix})
         return problems
 
     @staticmethod

@@ -1,0 +1,181 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Cross-field rules of the roles' arguments that an argument spec cannot say, run by
+gpufabric.roce.validate_role_arguments for every host in the validation plays of playbooks/site.yml,
+before phase 1. The late checks stay where they were (the roles' own asserts, the renderers, the node
+modules) as a second line; the rules here reuse them where they exist, so both lines agree.
+
+Each check takes the values the role would see on one host (after its argument spec validated and
+converted them) and returns problems as (field, value, problem, fix)."""
+
+import os
+import re
+
+from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError, ifname_problem
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import RenderValidationError
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_operator import (
+    HELM_BUILTIN_DEFAULTS,
+    NCP_BUILTIN_DEFAULTS,
+    render_chart_reference,
+    render_helm_values,
+    render_nic_cluster_policy,
+)
+from ansible_collections.gpufabric.roce.plugins.module_utils._perftest_cmdline import TESTS
+from ansible_collections.gpufabric.roce.plugins.module_utils._sriov_vf import validate as validate_vfs
+
+# A Go duration as Flux reads spec.interval: 10m, 1h30m, 45s.
+GO_DURATION_RE = re.compile(r'([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+\Z', re.ASCII)
+PORT_MAX = 65535
+_DEFAULTS_FROM = 'host_network_vfs defaults to roce_vfs, host_network_num_vfs to roce_num_vfs'
+
+
+def _host_network(params, host, inventory):
+    problems = []
+    if params.get('host_network_vf_mode') != 'host':
+        return problems  # the VFs are the operator's: roce_vfs is not applied
+    vfs = params.get('host_network_vfs') or []
+    num_vfs = params.get('host_network_num_vfs')
+    # As sriov_vf will see them, on a PF that exists and has no VFs yet: what the node adds (the PF, its
+    # totalvfs, a VF reset) is checked there.
+    state = {'exists': True, 'sriov_capable': True, 'num_vfs': 0, 'total_vfs': None}
+    pf = params.get('host_network_sriov_pf')
+    if ifname_problem(pf):
+        pf = 'pf0'  # its name is refused elsewhere (vlan_gateway_fabric); here it is only named
+    seen = set()
+    entries = [None] + list(vfs)  # None: num_vfs alone
+    for vf in entries:
+        if vf is not None and vf.get('id') in seen:
+            problems.append(('host_network_vfs[id=%s]' % vf['id'], vf['id'], 'VF id listed twice',
+                             'merge the settings of VF %s into one entry of roce_vfs (host_network_vfs)' % vf['id']))
+            continue
+        if vf is not None and not (isinstance(vf, dict) and isinstance(vf.get('id'), int) and not isinstance(vf.get('id'), bool)):
+            continue  # the spec's message names it
+        try:
+            validate_vfs(host, pf, state, num_vfs=num_vfs, vfs=[] if vf is None else [{k: v for k, v in vf.items() if v is not None}],
+                         allow_vf_reset=True)
+        except (TypeError, ValueError):
+            continue  # a value of the wrong type, which the spec's message names
+        except GpufabricError as exc:
+            field = 'host_network_num_vfs' if exc.field == 'num_vfs' else 'host_network_' + exc.field
+            problem = exc.problem.replace('PF pf0 ', 'the PF ') if pf == 'pf0' else exc.problem
+            problems.append((field, exc.value, problem, '%s (%s)' % (exc.fix, _DEFAULTS_FROM)))
+            if vf is None:
+                return problems  # every id check would repeat the VF count's problem
+        if vf is not None:
+            seen.add(vf.get('id'))
+    return problems
+
+
+def _network_operator(params, host, inventory):
+    problems, seen = [], set()
+    for render, keys in ((render_helm_values, HELM_BUILTIN_DEFAULTS), (render_chart_reference, HELM_BUILTIN_DEFAULTS),
+                         (render_nic_cluster_policy, NCP_BUILTIN_DEFAULTS)):
+        cfg = {k: params[k] for k in keys if k in params}
+        try:
+            render(cfg)
+        except RenderValidationError as exc:
+            for e in exc.errors:
+                if (e['field'], e['problem']) not in seen:
+                    seen.add((e['field'], e['problem']))
+                    problems.append((e['field'], e['value'], e['problem'], e['fix']))
+    for key in ('network_operator_helm_timeout', 'network_operator_ready_timeout', 'network_operator_poll_interval'):
+        value = params.get(key)
+        if value is not None and value <= 0:
+            problems.append((key, value, 'must be a positive number of seconds',
+                             'set %s to whole seconds, e.g. 600 (a duration such as 10m is 600)' % key))
+    interval = (params.get('network_operator_gitops') or {}).get('flux_interval')
+    if interval is not None and not GO_DURATION_RE.match('%s' % interval):
+        problems.append(('network_operator_gitops.flux_interval', interval, 'is not a duration Flux reads',
+                         'write a Go duration such as 10m, 1h or 90s'))
+    kubeconfig = params.get('network_operator_kubeconfig')
+    if params.get('roce_k8s_mode', 'apply') == 'apply' and isinstance(kubeconfig, str) and kubeconfig:
+        path = os.path.expanduser(kubeconfig)
+        if not os.path.isfile(path):
+            problems.append(('network_operator_kubeconfig', kubeconfig, 'no such file on the controller (%s)' % path,
+                             'set network_operator_kubeconfig to the path of a kubeconfig file on the controller (AWX - a '
+                             'credential file), give its content as a mapping, or leave it empty for ~/.kube/config or the in-cluster account'))
+    elif kubeconfig not in (None, '') and not isinstance(kubeconfig, (str, dict)):
+        problems.append(('network_operator_kubeconfig', '<%s>' % type(kubeconfig).__name__, 'must be a path or a mapping',
+                         'set it to the path of a kubeconfig file on the controller or to its content as a mapping'))
+    return problems
+
+
+# rdma_verify: (option, lowest allowed, what it is)
+_RDMA_MINIMA = (
+    ('rdma_verify_ib_port', 1, 'an HCA port number'),
+    ('rdma_verify_bw_size', 1, 'a message size in bytes'),
+    ('rdma_verify_bw_duration', 1, 'a duration in seconds'),
+    ('rdma_verify_lat_size', 1, 'a message size in bytes'),
+    ('rdma_verify_lat_iterations', 5, 'an iteration count (perftest needs at least 5)'),
+    ('rdma_verify_qps', 1, 'a queue-pair count'),
+    ('rdma_verify_client_timeout', 1, 'a timeout in seconds'),
+    ('rdma_verify_server_timeout', 1, 'a timeout in seconds'),
+    ('rdma_verify_connect_retries', 0, 'a retry count'),
+    ('rdma_verify_ping_count', 1, 'a ping count'),
+    ('rdma_verify_ping_timeout', 1, 'a timeout in seconds'),
+    ('rdma_verify_min_bw_gbps', 0, 'a bandwidth threshold in Gb/s'),
+    ('rdma_verify_min_bw_pct_of_link', 0, 'a share of the link speed in percent'),
+    ('rdma_verify_max_lat_us', 0, 'a latency threshold in microseconds'),
+)
+
+
+def _rdma_verify(params, host, inventory):
+    problems = []
+    for key, low, what in _RDMA_MINIMA:
+        value = params.get(key)
+        if value is not None and value < low:
+            problems.append((key, value, 'must be at least %s (%s)' % (low, what), 'set %s to %s or more, or leave it unset' % (key, low)))
+    pct = params.get('rdma_verify_min_bw_pct_of_link')
+    if pct is not None and pct > 100:
+        problems.append(('rdma_verify_min_bw_pct_of_link', pct, 'is above 100 (percent of the link speed)', 'set it to 0..100, e.g. 80'))
+    port = params.get('rdma_verify_tcp_port')
+    if port is not None and not 1 <= port <= PORT_MAX:
+        problems.append(('rdma_verify_tcp_port', port, 'is not a TCP port (1..65535)', 'set rdma_verify_tcp_port to a free port, e.g. 18515'))
+    tests = params.get('rdma_verify_tests')
+    if tests is not None:
+        unknown = [t for t in tests if t not in TESTS]
+        if unknown or not tests:
+            problems.append(('rdma_verify_tests', tests, 'unknown test(s) %s' % ', '.join(unknown) if unknown else 'is empty',
+                             'list perftest programs among %s, e.g. [ib_write_bw, ib_write_lat]' % ', '.join(TESTS)))
+    hosts = params.get('rdma_verify_hosts')
+    if hosts is not None and inventory is not None:
+        missing = [h for h in hosts if h not in inventory]
+        if missing:
+            problems.append(('rdma_verify_hosts', hosts, 'not in the inventory: %s' % ', '.join(missing),
+                             'list inventory hosts of roce_nodes (check the spelling), or leave rdma_verify_hosts unset for the whole group'))
+    gid = params.get('rdma_verify_gid_index')
+    if gid is not None and gid != 'auto' and not re.match(r'[0-9]+\Z', '%s' % gid, re.ASCII):
+        problems.append(('rdma_verify_gid_index', gid, 'is neither auto nor a GID index', 'set rdma_verify_gid_index to auto or a number such as 3'))
+    client, server = params.get('rdma_verify_client_timeout'), params.get('rdma_verify_server_timeout')
+    duration = params.get('rdma_verify_bw_duration')
+    if client is not None and duration is not None and client < duration + 5:
+        problems.append(('rdma_verify_client_timeout', client, 'is below rdma_verify_bw_duration + 5 (%s)' % (duration + 5),
+                         'set rdma_verify_client_timeout to at least %s' % (duration + 5)))
+    if client is not None and server is not None and server <= client:
+        problems.append(('rdma_verify_server_timeout', server, 'must exceed rdma_verify_client_timeout (%s)' % client,
+                         'set rdma_verify_server_timeout above %s, e.g. %s' % (client, client + 30)))
+    return problems
+
+
+CHECKS = {
+    'host_network': _host_network,
+    'network_operator': _network_operator,
+    'rdma_verify': _rdma_verify,
+}
+
+
+# Lists whose entries are checked one by one even when the spec refused one of them (an unknown key in one
+# VF entry must not hide a bad MAC in another); an entry the rules cannot read is left to the spec's message.
+_PER_ENTRY = frozenset(('host_network_vfs',))
+
+
+def role_problems(role_short, params, host, inventory=None, refused=()):
+    """[(field, value, problem, fix)] of the cross-field rules of ``role_short`` for one host's values.
+    ``refused`` names the options the argument spec refused: their values are not converted, so the
+    rules skip them (the spec's message names them already)."""
+    check = CHECKS.get(role_short)
+    if not check:
+        return []
+    params = {k: v for k, v in params.items() if k not in refused or k in _PER_ENTRY}
+    return check(params, host, inventory)

@@ -1,0 +1,185 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The cross-field rules validate_role_arguments runs for every host before phase 1
+(plugins/plugin_utils/_role_checks.py): per-VF roce_vfs entries, network_operator_* values, rdma_verify_*
+values. Each problem names the field, the value and a fix; the action adds the host."""
+
+from unittest import mock
+
+import pytest
+from ansible.parsing.dataloader import DataLoader
+from ansible.plugins.action import ActionBase
+from ansible.template import Templar, trust_as_template
+
+from ansible_collections.gpufabric.roce.plugins.action.validate_role_arguments import ActionModule
+from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_checks import role_problems
+
+HN = {'host_network_vf_mode': 'host', 'host_network_num_vfs': 8, 'host_network_sriov_pf': 'eni10np1', 'host_network_vfs': []}
+
+
+def _vf_problems(vfs, **kw):
+    return [(f, v, p) for f, v, p, _fix in role_problems('host_network', dict(HN, host_network_vfs=vfs, **kw), 'node1')]
+
+
+@pytest.mark.parametrize('vfs,expected', [
+    ([{'id': 8}], ('host_network_vfs[id=8].id', 8, 'PF eni10np1 will have 8 VFs (ids 0..7)')),
+    ([{'id': -1}], ('host_network_vfs[id=-1].id', -1, 'PF eni10np1 will have 8 VFs (ids 0..7)')),
+    ([{'id': 1, 'mac': '01:00:5e:00:00:01'}], ('host_network_vfs[id=1].mac', '01:00:5e:00:00:01', 'is a multicast address')),
+    ([{'id': 1, 'mac': '02:00:00:00:00:zz'}], ('host_network_vfs[id=1].mac', '02:00:00:00:00:zz', 'is not a MAC address')),
+    ([{'id': 2, 'min_tx_rate': 500, 'max_tx_rate': 100}], ('host_network_vfs[id=2].min_tx_rate', 500, 'is above max_tx_rate=100')),
+    ([{'id': 3, 'qos': 3, 'vlan': 0}], ('host_network_vfs[id=3].qos', 3, 'a priority needs a VLAN but vlan is 0')),
+    ([{'id': 3, 'vlan': 5000}], ('host_network_vfs[id=3].vlan', 5000, 'is outside 0..4094')),
+    ([{'id': 4}, {'id': 4, 'trust': True}], ('host_network_vfs[id=4]', 4, 'VF id listed twice')),
+])
+def test_bad_vf_entries(vfs, expected):
+    assert expected in _vf_problems(vfs)
+
+
+def test_every_bad_vf_is_reported_and_good_ones_pass():
+    vfs = [{'id': 0, 'mac': '02:00:00:00:00:01', 'vlan': 100, 'qos': 3, 'trust': True},
+           {'id': 9}, {'id': 1, 'mac': '03:00:00:00:00:01'}, {'id': 7, 'min_tx_rate': 10, 'max_tx_rate': 0}]
+    assert [f for f, _v, _p in _vf_problems(vfs)] == ['host_network_vfs[id=9].id', 'host_network_vfs[id=1].mac']
+
+
+def test_vfs_are_not_checked_in_operator_mode_and_num_vfs_zero_is_named():
+    assert _vf_problems([{'id': 9}], host_network_vf_mode='operator') == []
+    assert _vf_problems([{'id': 0}], host_network_num_vfs=0) == [('host_network_vfs[id=0].id', 0, 'PF eni10np1 has no VFs')]
+    assert _vf_problems([], host_network_num_vfs=-1) == [('host_network_num_vfs', -1, 'must not be negative')]
+
+
+def test_an_invalid_pf_name_is_not_repeated_in_the_vf_messages():
+    assert _vf_problems([{'id': 8}], host_network_sriov_pf='eth0;x') == [('host_network_vfs[id=8].id', 8, 'the PF will have 8 VFs (ids 0..7)')]
+
+
+NO = {
+    'roce_k8s_mode': 'apply', 'network_operator_chart_repo_url': 'https://helm.ngc.nvidia.com/nvidia', 'network_operator_chart_name': 'network-operator',
+    'network_operator_chart_version': '26.4.1', 'network_operator_namespace': 'nvidia-network-operator', 'network_operator_ipam': 'nv-ipam',
+    'network_operator_airgap': {'registry': '', 'preserve_path': True, 'image_pull_secrets': []}, 'network_operator_images': {},
+    'network_operator_kubeconfig': '', 'network_operator_helm_timeout': 600, 'network_operator_ready_timeout': 900,
+    'network_operator_poll_interval': 10, 'network_operator_gitops': {'flux_interval': '10m'},
+}
+
+
+def _no_problems(**kw):
+    return [(f, v, p) for f, v, p, _fix in role_problems('network_operator', dict(NO, **kw), 'localhost')]
+
+
+def test_network_operator_defaults_pass(tmp_path):
+    kubeconfig = tmp_path / 'kubeconfig'
+    kubeconfig.write_text('apiVersion: v1\n')
+    assert _no_problems() == []
+    assert _no_problems(network_operator_kubeconfig=str(kubeconfig)) == []
+    assert _no_problems(network_operator_kubeconfig={'apiVersion': 'v1', 'users': [{'user': {'token': 's3cret'}}]}) == []
+
+
+@pytest.mark.parametrize('kw,field,problem', [
+    ({'network_operator_kubeconfig': '/nonexistent/kubeconfig'}, 'network_operator_kubeconfig', 'no such file on the controller (/nonexistent/kubeconfig)'),
+    ({'network_operator_helm_timeout': 0}, 'network_operator_helm_timeout', 'must be a positive number of seconds'),
+    ({'network_operator_poll_interval': -1}, 'network_operator_poll_interval', 'must be a positive number of seconds'),
+    ({'network_operator_gitops': {'flux_interval': 'ten minutes'}}, 'network_operator_gitops.flux_interval', 'is not a duration Flux reads'),
+    ({'network_operator_chart_version': 'latest'}, 'network_operator_chart_version', 'not a chart version'),
+    ({'network_operator_chart_repo_url': 'https://x/$(id) y'}, 'network_operator_chart_repo_url',
+     'not a chart repository URL (http://, https:// or oci://, no spaces, quotes or control characters)'),
+    ({'network_operator_airgap': {'registry': 'https://reg.local/', 'preserve_path': True, 'image_pull_secrets': []}},
+     'network_operator_airgap.registry', 'not a registry/repository prefix'),
+    ({'network_operator_airgap': {'registry': '', 'preserve_path': True, 'image_pull_secrets': ['Bad_Name']}},
+     'network_operator_airgap.image_pull_secrets', 'must be a list of Secret names'),
+    ({'network_operator_images': {'multus': {'version': ''}}}, 'network_operator_images.multus.version', 'version (image tag) is empty'),
+    ({'network_operator_nic_cluster_policy_overrides': {'tolerations': 'gpu'}}, 'network_operator_nic_cluster_policy_overrides.tolerations',
+     'must be a list, not str: the merged NicClusterPolicy fails the CRD schema of network-operator 26.4.1 at spec.tolerations'),
+])
+def test_network_operator_values(kw, field, problem):
+    assert (field, problem) in [(f, p) for f, _v, p in _no_problems(**kw)]
+
+
+def test_a_missing_kubeconfig_file_is_fine_in_render_mode():
+    assert _no_problems(roce_k8s_mode='render', network_operator_kubeconfig='/nonexistent/kubeconfig') == []
+
+
+RV = {'rdma_verify_tests': ['ib_write_bw', 'ib_write_lat'], 'rdma_verify_hosts': ['node1', 'node2'], 'rdma_verify_tcp_port': 18515,
+      'rdma_verify_gid_index': 'auto', 'rdma_verify_bw_duration': 5, 'rdma_verify_client_timeout': 60, 'rdma_verify_server_timeout': 90,
+      'rdma_verify_lat_iterations': 1000, 'rdma_verify_min_bw_gbps': None}
+INVENTORY = frozenset(('node1', 'node2', 'localhost'))
+
+
+def _rv_problems(**kw):
+    return [(f, p) for f, _v, p, _fix in role_problems('rdma_verify', dict(RV, **kw), 'node1', INVENTORY)]
+
+
+def test_rdma_verify_defaults_pass():
+    assert _rv_problems() == []
+    assert _rv_problems(rdma_verify_min_bw_gbps=0.0, rdma_verify_max_lat_us=5.5, rdma_verify_min_bw_pct_of_link=80.0, rdma_verify_gid_index='3') == []
+
+
+@pytest.mark.parametrize('kw,expected', [
+    ({'rdma_verify_min_bw_gbps': -1.0}, ('rdma_verify_min_bw_gbps', 'must be at least 0 (a bandwidth threshold in Gb/s)')),
+    ({'rdma_verify_max_lat_us': -0.5}, ('rdma_verify_max_lat_us', 'must be at least 0 (a latency threshold in microseconds)')),
+    ({'rdma_verify_min_bw_pct_of_link': 120.0}, ('rdma_verify_min_bw_pct_of_link', 'is above 100 (percent of the link speed)')),
+    ({'rdma_verify_tcp_port': 70000}, ('rdma_verify_tcp_port', 'is not a TCP port (1..65535)')),
+    ({'rdma_verify_tcp_port': 0}, ('rdma_verify_tcp_port', 'is not a TCP port (1..65535)')),
+    ({'rdma_verify_tests': ['ib_write_bw', 'ib_foo']}, ('rdma_verify_tests', 'unknown test(s) ib_foo')),
+    ({'rdma_verify_tests': []}, ('rdma_verify_tests', 'is empty')),
+    ({'rdma_verify_hosts': ['node1', 'node3']}, ('rdma_verify_hosts', 'not in the inventory: node3')),
+    ({'rdma_verify_gid_index': 'three'}, ('rdma_verify_gid_index', 'is neither auto nor a GID index')),
+    ({'rdma_verify_qps': 0}, ('rdma_verify_qps', 'must be at least 1 (a queue-pair count)')),
+    ({'rdma_verify_lat_iterations': 2}, ('rdma_verify_lat_iterations', 'must be at least 5 (an iteration count (perftest needs at least 5))')),
+    ({'rdma_verify_client_timeout': 6}, ('rdma_verify_client_timeout', 'is below rdma_verify_bw_duration + 5 (10)')),
+    ({'rdma_verify_server_timeout': 60}, ('rdma_verify_server_timeout', 'must exceed rdma_verify_client_timeout (60)')),
+])
+def test_rdma_verify_values(kw, expected):
+    assert expected in _rv_problems(**kw)
+
+
+def test_refused_options_are_left_to_the_spec_message():
+    assert role_problems('rdma_verify', dict(RV, rdma_verify_tcp_port='x'), 'node1', INVENTORY, refused={'rdma_verify_tcp_port'}) == []
+
+
+# ---- through the action: the host is named, the spec's sub-options refuse unknown VF keys -----------------
+
+def _run(hosts, roles):
+    loader = DataLoader()
+    task = mock.MagicMock()
+    task.args = {'roles': roles}
+    task.check_mode = False
+    action = ActionModule(task, mock.MagicMock(), mock.MagicMock(), loader=loader, templar=Templar(loader=loader), shared_loader_obj=None)
+    hv = mock.MagicMock()
+    hv.raw_get.side_effect = lambda h: hosts[h]
+    task_vars = {'hostvars': hv, 'ansible_play_hosts_all': list(hosts), 'playbook_dir': '/srv/site', 'groups': {'all': list(hosts)}}
+    with mock.patch.object(ActionBase, 'run', return_value={}):
+        return action.run(task_vars=task_vars)
+
+
+def _node(name, **kw):
+    base = {'inventory_hostname': name, 'roce_pf': 'enp157s0np0', 'roce_num_vfs': 8}
+    base.update({k: trust_as_template(v) if isinstance(v, str) else v for k, v in kw.items()})
+    return base
+
+
+def test_action_reports_vf_entries_with_host_field_value_and_fix():
+    hosts = {'node1': _node('node1'), 'node2': _node('node2', roce_vf_mode='host', roce_vfs=[{'id': 9}, {'id': 1, 'mac': '01:00:00:00:00:01'},
+                                                                                            {'id': 2, 'macc': 'x'}])}
+    result = _run(hosts, ['gpufabric.roce.host_network'])
+    assert result['failed']
+    msg = result['msg']
+    assert ('node2: host_network_vfs[id=9].id=9: PF enp157s0np0 will have 8 VFs (ids 0..7) (role gpufabric.roce.host_network). '
+            'Fix: use a VF id below 8 or raise num_vfs (host_network_vfs defaults to roce_vfs, host_network_num_vfs to roce_num_vfs)') in msg
+    assert 'node2: host_network_vfs[id=1].mac="01:00:00:00:00:01": is a multicast address' in msg
+    assert 'host_network_vfs.macc. Supported parameters include: id, link_state, mac' in msg
+    assert 'node1' not in msg
+
+
+def test_action_refuses_bad_network_operator_values_of_the_controller():
+    hosts = {'localhost': _node('localhost', network_operator_helm_timeout='10m', roce_k8s_mode='dry',
+                                network_operator_kubeconfig='/nonexistent/kubeconfig')}
+    result = _run(hosts, ['gpufabric.roce.network_operator'])
+    msg = result['msg']
+    assert 'localhost: network_operator_helm_timeout="10m": argument \'network_operator_helm_timeout\' is of type str' in msg
+    assert 'localhost: roce_k8s_mode="dry": value of roce_k8s_mode must be one of: apply, render, got: dry' in msg
+    assert 'localhost: network_operator_kubeconfig="/nonexistent/kubeconfig": no such file on the controller' in msg
+
+
+def test_action_rdma_verify_hosts_must_be_in_the_inventory():
+    hosts = {'node1': _node('node1', rdma_verify_hosts=['node1', 'nodee2']), 'node2': _node('node2')}
+    result = _run(hosts, ['gpufabric.roce.rdma_verify'])
+    assert 'node1: rdma_verify_hosts=["node1", "nodee2"]: not in the inventory: nodee2' in result['msg']
