@@ -20,6 +20,12 @@ description:
     roles that is 3,000 task runs before the first change. This action does it in one task on the controller. Hosts that
     share their values (their group_vars) are templated and validated once, so the cost grows with the number of hosts
     only through reading their variables.
+  - After a role's argument spec, the role's cross-field rules run on the converted values (once per distinct set of
+    values) - for host_network each C(roce_vfs) entry against the VF count (id, MAC, rates, VLAN and priority), for
+    network_operator the renderer's rules (chart, repository URL, air-gap registry, pull secrets, images, the
+    NicClusterPolicy CRD schema), positive timeouts, the Flux interval and, in apply mode, that a kubeconfig path
+    exists on the controller, for rdma_verify thresholds, ports, tests, sizes, timeouts and that C(rdma_verify_hosts)
+    are inventory hosts. An option the spec refuses is left to the spec's message. See C(docs/inventory.md).
   - Fails listing every problem, each naming the host (and how many others share it), the option, its value, the
     validator's message and the fix - the option itself, or the inventory variable its role default reads.
   - C(playbooks/site.yml) runs it in its validation play for the host roles and then enters them through their
