@@ -7,6 +7,9 @@ packages=(
     linux-image-amd64 linux-headers-amd64 linux-source-6.1 xz-utils make gcc bc flex bison
     # The VMs: QEMU under virtme-ng (from PyPI), and busybox for virtme's initramfs.
     qemu-system-x86 busybox-static kmod
+    # The reboot lab (lab/rebootlab.py): a Debian root filesystem with systemd as init, turned
+    # into a qcow2 disk image without loop mounts (mkfs.ext4 -d, qemu-img).
+    debootstrap e2fsprogs qemu-utils
     # What the nodes run, seen through the VMs' shared root: iproute2's rdma, perftest, rxe.
     iproute2 iputils-ping procps rdma-core ibverbs-providers ibverbs-utils perftest
     # Ansible reaches the VMs over SSH on loopback.

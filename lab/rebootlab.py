@@ -1,0 +1,295 @@
+#!/usr/bin/env python
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Reboot lab for gpufabric.roce: the two lab nodes with systemd as init.
+
+lab/labctl.py's VMs run node-init.sh as their only program on the host's root filesystem,
+so the systemd units that sriov_vf and vlan_gateway write with persist: true never boot
+there. This lab boots the same Debian kernel (the host's /boot vmlinuz and initrd) on a small
+Debian bookworm root filesystem made with debootstrap, init=/lib/systemd/systemd, wired like
+labctl's nodes (restricted slirp with SSH forwarded, fab0 and podvf0 on lab/hub.py). The lab
+"hardware" (NIC names, netdevsim PF, rxe0, the pod netns) comes back at every boot from
+lab-hardware.service (lab/guest/systemd), ordered before the collection's units.
+
+    build   debootstrap the root filesystem and make the base image (cached in lab/build/rebootlab)
+    up      build if needed, a qcow2 overlay per node over the base image, boot both, wait for SSH
+    down    stop everything, remove the state dir (lab/state-reboot)
+    status | ssh <node>
+
+Its own port base (REBOOTLAB_PORT_BASE, 22400) and state dir (REBOOTLAB_STATE_DIR), so it runs
+beside the regular lab. A guest reboot is a QEMU reset: the same process boots again.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+
+LAB_DIR = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, LAB_DIR)
+import labctl  # noqa: E402  (the lab's helpers: kernel release, netdevsim build, hub, ports, ssh)
+
+STATE_DIR = os.environ.get("REBOOTLAB_STATE_DIR", os.path.join(LAB_DIR, "state-reboot"))
+CACHE_DIR = os.path.join(labctl.BUILD_DIR, "rebootlab")
+PORT_BASE = int(os.environ.get("REBOOTLAB_PORT_BASE", "22400"))
+BOOT_TIMEOUT = int(os.environ.get("REBOOTLAB_BOOT_TIMEOUT", "600"))
+MIRROR = os.environ.get("REBOOTLAB_MIRROR", "http://deb.debian.org/debian")
+SUITE = "bookworm"
+GUEST_FILES = os.path.join(LAB_DIR, "guest", "systemd")
+KEY = os.path.join(CACHE_DIR, "id_ed25519")
+
+# What the nodes run. The collection's node packages (meta/ee-bindep.txt: python3-pyroute2,
+# iproute2, rdma-core, perftest) come from Debian, as on a real bookworm node.
+PACKAGES = (
+    "systemd-sysv", "udev", "dbus", "openssh-server", "python3", "python3-pyroute2", "iproute2",
+    "kmod", "rdma-core", "ibverbs-providers", "ibverbs-utils", "perftest", "iputils-ping", "procps",
+)
+
+# labctl's functions read these module globals at call time.
+labctl.STATE_DIR = STATE_DIR
+labctl.PORT_BASE = PORT_BASE
+labctl.BOOT_TIMEOUT = BOOT_TIMEOUT
+log = labctl.log
+die = labctl.die
+
+
+def run(cmd, **kwargs):
+    return subprocess.run(cmd, check=True, **kwargs)
+
+
+def need_root():
+    # debootstrap runs maintainer scripts in a chroot, and the image keeps root's ownership.
+    if os.geteuid() != 0:
+        die("building the reboot lab's image needs root (debootstrap; the image's files are root's); "
+            "run it as root once, later runs use the cache in %s" % CACHE_DIR)
+
+
+def _digest(parts):
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p if isinstance(p, bytes) else p.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:12]
+
+
+def rootfs_key():
+    """debootstrap's output depends on the suite and the package list only."""
+    return _digest([SUITE] + sorted(PACKAGES))
+
+
+def image_key(release, ko):
+    """The base image also depends on the kernel, netdevsim, the guest files and this builder."""
+    parts = [rootfs_key(), release]
+    for path in [ko, KEY + ".pub", os.path.abspath(__file__)] + sorted(os.path.join(GUEST_FILES, f) for f in os.listdir(GUEST_FILES)):
+        with open(path, "rb") as f:
+            parts += [os.path.basename(path), f.read()]
+    return _digest(parts)
+
+
+def build_rootfs():
+    key = rootfs_key()
+    done = os.path.join(CACHE_DIR, "rootfs-%s" % key)
+    if os.path.isdir(done):
+        log("root filesystem cached: %s" % done)
+        return done
+    need_root()
+    if not shutil.which("debootstrap"):
+        die("debootstrap not found; run 'make deps' (lab/install-system-deps.sh installs it)")
+    tmp = done + ".tmp"
+    if os.path.exists(tmp):
+        run(["rm", "-rf", tmp])
+    log("debootstrap %s (%s) from %s into %s; a few minutes" % (SUITE, ",".join(PACKAGES), MIRROR, tmp))
+    started = time.time()
+    run(["debootstrap", "--variant=minbase", "--include=" + ",".join(PACKAGES), SUITE, tmp, MIRROR],
+        stdout=subprocess.DEVNULL)
+    # The package cache is not needed in the image.
+    run(["rm", "-rf", os.path.join(tmp, "var/cache/apt/archives")])
+    os.rename(tmp, done)
+    log("root filesystem built in %.0fs: %s" % (time.time() - started, done))
+    return done
+
+
+def _write(root, rel, text, mode=0o644):
+    path = os.path.join(root, rel.lstrip("/"))
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+    os.chmod(path, mode)
+
+
+def customize(root, release, ko):
+    """The lab's node image: kernel modules with netdevsim, SSH key login, lab-hardware.service."""
+    mods = "/lib/modules/%s" % release
+    os.makedirs(os.path.join(root, "lib/modules"), exist_ok=True)
+    run(["cp", "-a", mods, os.path.join(root, mods.lstrip("/"))])
+    os.makedirs(os.path.join(root, mods.lstrip("/"), "extra"), exist_ok=True)
+    shutil.copy(ko, os.path.join(root, mods.lstrip("/"), "extra", "netdevsim.ko"))
+    run(["depmod", "-b", root, release])
+    _write(root, "/etc/fstab", "/dev/vda / ext4 rw,errors=remount-ro 0 1\n")
+    _write(root, "/etc/hostname", "node\n")
+    _write(root, "/etc/hosts", "127.0.0.1 localhost\n")
+    with open(KEY + ".pub") as f:
+        _write(root, "/root/.ssh/authorized_keys", f.read(), 0o600)
+    os.chmod(os.path.join(root, "root/.ssh"), 0o700)
+    # Many concurrent handshakes on a slow TCG guest: no throttling, no short grace time.
+    _write(root, "/etc/ssh/sshd_config.d/gpufabric-lab.conf",
+           "PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
+           "UseDNS no\nMaxStartups 100:30:200\nLoginGraceTime 600\n")
+    shutil.copy(os.path.join(GUEST_FILES, "lab-hardware"), os.path.join(root, "usr/local/sbin/lab-hardware"))
+    os.chmod(os.path.join(root, "usr/local/sbin/lab-hardware"), 0o755)
+    unit = os.path.join(root, "etc/systemd/system/lab-hardware.service")
+    shutil.copy(os.path.join(GUEST_FILES, "lab-hardware.service"), unit)
+    wants = os.path.join(root, "etc/systemd/system/multi-user.target.wants")
+    os.makedirs(wants, exist_ok=True)
+    link = os.path.join(wants, "lab-hardware.service")
+    if not os.path.lexists(link):
+        os.symlink("/etc/systemd/system/lab-hardware.service", link)
+    # Nothing on the console wants a login; no timers wake the slow guest.
+    for name in ("getty@tty1.service", "apt-daily.timer", "apt-daily-upgrade.timer", "e2scrub_all.timer", "fstrim.timer"):
+        path = os.path.join(root, "etc/systemd/system", name)
+        if not os.path.lexists(path):
+            os.symlink("/dev/null", path)
+    # A deterministic journal on the disk, readable after a reboot.
+    os.makedirs(os.path.join(root, "var/log/journal"), exist_ok=True)
+
+
+def build_image():
+    labctl.cmd_build(None)
+    release = labctl.kernel_release()
+    ko = labctl.netdevsim_ko(release)
+    for path in ("/boot/vmlinuz-%s" % release, "/boot/initrd.img-%s" % release):
+        if not os.path.exists(path):
+            die("%s missing; run 'make deps' (linux-image-amd64)" % path)
+    os.makedirs(CACHE_DIR, exist_ok=True)
+    if not os.path.exists(KEY):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "gpufabric-rebootlab", "-f", KEY], check=True)
+    rootfs = build_rootfs()
+    key = image_key(release, ko)
+    image = os.path.join(CACHE_DIR, "base-%s.qcow2" % key)
+    if os.path.exists(image):
+        log("base image cached: %s" % image)
+        return image, release
+    need_root()
+    started = time.time()
+    work = os.path.join(CACHE_DIR, "image-%s.tmp" % key)
+    if os.path.exists(work):
+        run(["rm", "-rf", work])
+    os.makedirs(work)
+    tree = os.path.join(work, "root")
+    run(["cp", "-a", rootfs, tree])
+    customize(tree, release, ko)
+    raw = os.path.join(work, "disk.raw")
+    log("mkfs.ext4 -d (no loop mount) and qemu-img convert to %s" % image)
+    run(["mkfs.ext4", "-q", "-F", "-L", "gpufabric-lab", "-d", tree, raw, "3G"])
+    subprocess.run(["qemu-img", "convert", "-O", "qcow2", raw, image + ".tmp"], check=True)
+    os.rename(image + ".tmp", image)
+    run(["rm", "-rf", work])
+    # Older base images of this cache are of no further use.
+    for name in os.listdir(CACHE_DIR):
+        if name.startswith("base-") and name != os.path.basename(image):
+            os.remove(os.path.join(CACHE_DIR, name))
+    log("base image built in %.0fs: %s" % (time.time() - started, image))
+    return image, release
+
+
+def start_vm(node, release, base):
+    disk = os.path.join(STATE_DIR, "node%d.qcow2" % node)
+    subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", "qcow2", "-b", base, disk], check=True)
+    append = " ".join([
+        "root=/dev/vda", "rw", "init=/lib/systemd/systemd", "console=ttyS0",
+        "systemd.hostname=node%d" % node, "gpufabric.lab_node=%d" % node,
+        "systemd.show_status=1", "quiet",
+    ])
+    cmd = [
+        "qemu-system-x86_64", "-name", "rebootlab-node%d" % node,
+        # KVM hangs on this workplace's hosts (failed to set MSR 0x10a); TCG is slower but works.
+        "-accel", "tcg", "-cpu", "max", "-smp", "1", "-m", os.environ.get("REBOOTLAB_MEMORY", "1G"),
+        "-nodefaults", "-no-user-config", "-display", "none", "-serial", "stdio", "-monitor", "none",
+        "-kernel", "/boot/vmlinuz-%s" % release, "-initrd", "/boot/initrd.img-%s" % release, "-append", append,
+        "-drive", "file=%s,if=virtio,format=qcow2,cache=unsafe" % disk,
+        "-device", "virtio-rng-pci",
+        "-netdev", "user,id=mgmt,restrict=on,hostfwd=tcp:127.0.0.1:%d-:22" % labctl.ssh_port(node),
+        "-device", "virtio-net-pci,netdev=mgmt,mac=52:54:00:0%d:00:01" % node,
+        "-netdev", "socket,id=fab,udp=127.0.0.1:%d,localaddr=127.0.0.1:%d" % (labctl.hub_port(), labctl.nic_port(node, 0)),
+        "-device", "virtio-net-pci,netdev=fab,mac=52:54:00:0%d:00:02" % node,
+        "-netdev", "socket,id=pod,udp=127.0.0.1:%d,localaddr=127.0.0.1:%d" % (labctl.hub_port(), labctl.nic_port(node, 1)),
+        "-device", "virtio-net-pci,netdev=pod,mac=52:54:00:0%d:00:03" % node,
+    ]
+    with open(os.path.join(STATE_DIR, "node%d.log" % node), "w") as logfile:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=logfile, stderr=subprocess.STDOUT, start_new_session=True, cwd=STATE_DIR)
+    return proc.pid
+
+
+def cmd_build(_args):
+    build_image()
+
+
+def cmd_up(args):
+    pids = labctl.read_pids()
+    if any(labctl.pid_alive(p) for p in pids.values()):
+        die("the reboot lab is already up (%s); run 'lab/rebootlab.py down' first" % STATE_DIR)
+    base, release = build_image()
+    os.makedirs(STATE_DIR, exist_ok=True)
+    busy = [p for p in (labctl.ssh_port(n) for n in labctl.NODES) if not labctl.port_free(p)]
+    busy += [p for p in [labctl.hub_port()] + [labctl.nic_port(n, i) for n in labctl.NODES for i in (0, 1)]
+             if not labctl.port_free(p, socket.SOCK_DGRAM)]
+    if busy:
+        die("loopback port(s) %s already in use; set REBOOTLAB_PORT_BASE to another base (now %d)" % (busy, PORT_BASE))
+    # labctl.ssh_base reads the key from the state dir.
+    for suffix in ("", ".pub"):
+        shutil.copy(KEY + suffix, os.path.join(STATE_DIR, "id_ed25519" + suffix))
+    os.chmod(os.path.join(STATE_DIR, "id_ed25519"), 0o600)
+    started = time.time()
+    members = [str(labctl.nic_port(n, i)) for n in labctl.NODES for i in (0, 1)]
+    hub = subprocess.Popen(
+        [sys.executable, os.path.join(LAB_DIR, "hub.py"), "--port", str(labctl.hub_port())] + members,
+        stdin=subprocess.DEVNULL, start_new_session=True,
+    )
+    pids = {"hub": hub.pid}
+    for node in labctl.NODES:
+        pids["node%d" % node] = start_vm(node, release, base)
+        labctl.write_pids(pids)
+    log("booting node1 and node2 with systemd (kernel %s, TCG); a few minutes" % release)
+    try:
+        labctl.wait_for_ssh(labctl.NODES, started + BOOT_TIMEOUT)
+    except labctl.LabError:
+        for node in labctl.NODES:
+            path = os.path.join(STATE_DIR, "node%d.log" % node)
+            with open(path, errors="replace") as f:
+                tail = f.read().splitlines()[-25:]
+            print("---- %s (last lines)\n%s" % (path, "\n".join(tail)), file=sys.stderr)
+        for name, pid in labctl.read_pids().items():
+            labctl.kill_group(pid, name)
+        raise
+    elapsed = time.time() - started
+    with open(os.path.join(STATE_DIR, "boot.json"), "w") as f:
+        json.dump({"first_boot_seconds": round(elapsed)}, f)
+    log("reboot lab up in %.0fs; ssh: lab/rebootlab.py ssh node1" % elapsed)
+
+
+def main():
+    parser = argparse.ArgumentParser(description="gpufabric.roce reboot lab (systemd as init)")
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("build", help="debootstrap the root filesystem and make the base image (cached)")
+    sub.add_parser("up", help="build if needed, start the hub and both VMs, wait for SSH")
+    sub.add_parser("down", help="stop everything and remove the state dir")
+    sub.add_parser("status", help="show lab processes")
+    p = sub.add_parser("ssh", help="ssh into a node")
+    p.add_argument("node", choices=["node1", "node2", "1", "2"])
+    p.add_argument("command", nargs=argparse.REMAINDER)
+    args = parser.parse_args()
+    commands = {"build": cmd_build, "up": cmd_up, "down": labctl.cmd_down, "status": labctl.cmd_status, "ssh": labctl.cmd_ssh}
+    try:
+        commands[args.cmd](args)
+    except labctl.LabError as exc:
+        print("lab: ERROR: %s" % exc, file=sys.stderr, flush=True)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
