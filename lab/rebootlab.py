@@ -149,8 +149,8 @@ def customize(root, release, ko):
     link = os.path.join(wants, "lab-hardware.service")
     if not os.path.lexists(link):
         os.symlink("/etc/systemd/system/lab-hardware.service", link)
-    # Nothing on the console wants a login; no timers wake the slow guest.
-    for name in ("getty@tty1.service", "apt-daily.timer", "apt-daily-upgrade.timer", "e2scrub_all.timer", "fstrim.timer"):
+    # Nothing on the console wants a login; no timers or ext4 scrub checks wake the slow guest.
+    for name in ("getty@tty1.service", "e2scrub_reap.service", "apt-daily.timer", "apt-daily-upgrade.timer", "e2scrub_all.timer", "fstrim.timer"):
         path = os.path.join(root, "etc/systemd/system", name)
         if not os.path.lexists(path):
             os.symlink("/dev/null", path)
