@@ -165,4 +165,3 @@ NCP_SPEC_SCHEMA = json.loads(
     '"items":{"properties":{"effect":{"type":"string"},"key":{"type":"string"},"operator":{"type":"string"},"tolerationSeconds":{"type":"integer"'
     '},"value":{"type":"string"}},"type":"object"},"type":"array"}},"type":"object"}'
 )
-

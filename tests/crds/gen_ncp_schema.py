@@ -30,6 +30,7 @@ def strip(n):
             out[k] = strip(v)
     return out
 
+
 def spec_schema(path):
     with open(path) as fh:
         d = yaml.safe_load(fh)
@@ -41,7 +42,7 @@ if __name__ == "__main__":
     text = json.dumps(spec_schema(sys.argv[1]), sort_keys=True, separators=(",", ":"))
     chunks = [text[i:i + 140] for i in range(0, len(text), 140)]
     body = "\n".join("    %r" % c for c in chunks)
-    print('''# -*- coding: utf-8 -*-
+    sys.stdout.write('''# -*- coding: utf-8 -*-
 # Copyright (c) gpufabric.roce contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # fmt: off

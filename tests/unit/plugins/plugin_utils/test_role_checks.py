@@ -157,8 +157,8 @@ def _node(name, **kw):
 
 
 def test_action_reports_vf_entries_with_host_field_value_and_fix():
-    hosts = {'node1': _node('node1'), 'node2': _node('node2', roce_vf_mode='host', roce_vfs=[{'id': 9}, {'id': 1, 'mac': '01:00:00:00:00:01'},
-                                                                                            {'id': 2, 'macc': 'x'}])}
+    vfs = [{'id': 9}, {'id': 1, 'mac': '01:00:00:00:00:01'}, {'id': 2, 'macc': 'x'}]
+    hosts = {'node1': _node('node1'), 'node2': _node('node2', roce_vf_mode='host', roce_vfs=vfs)}
     result = _run(hosts, ['gpufabric.roce.host_network'])
     assert result['failed']
     msg = result['msg']
