@@ -69,7 +69,8 @@ def plan(nodes, addresses, base_port=18515, rails=None):
     in host mode).  Every pair of a round gets its own TCP port (base_port + pair index), so a test
     can run several servers on one machine (all-in-one labs) without clashing.
 
-    ``rails`` (nodes with several RoCE NICs): ``{node: [{'name', 'address', 'netdev'}]}``. Then every rail
+    ``rails`` (nodes with several RoCE NICs): ``{node: [{'name', 'address', 'netdev'}]}``, or the rails as
+    gpufabric.roce.node_rails gives them (``gateway`` is the address, ``<pf>.<vlan>`` the netdev). Then every rail
     is a ring of its own, rail *i* to rail *i*, never across rails: the rails' rounds follow each other,
     and every pair and duty carries its ``rail`` and the ``netdev`` the node tests it on.
     """
@@ -87,13 +88,25 @@ def _rail_plan(nodes, rails, base_port):
                        % (mine, nodes[0], names), 'give every node of the ring the same rails (roce_rails in group_vars)')
     out_rounds, duties = [], {n: [] for n in nodes}
     for i, name in enumerate(names):
-        sub = _one_plan(nodes, {n: rails[n][i].get('address') for n in nodes}, base_port)
+        sub = _one_plan(nodes, {n: _rail_address(rails[n][i]) for n in nodes}, base_port)
         offset = len(out_rounds)
         out_rounds += [[dict(pair, rail=name) for pair in pairs] for pairs in sub['rounds']]
         for n in nodes:
             for duty in sub['duties'][n]:
-                duties[n].append(dict(duty, round=duty['round'] + offset, rail=name, netdev=rails[n][i].get('netdev')))
+                duties[n].append(dict(duty, round=duty['round'] + offset, rail=name, netdev=_rail_netdev(rails[n][i])))
     return {'rounds': out_rounds, 'duties': duties, 'rails': names}
+
+
+def _rail_address(rail):
+    return rail.get('address') or rail.get('gateway')
+
+
+def _rail_netdev(rail):
+    if rail.get('netdev'):
+        return rail['netdev']
+    if rail.get('pf') and rail.get('vlan'):
+        return '%s.%s' % (rail['pf'], rail['vlan'])
+    return rail.get('pf')
 
 
 def _one_plan(nodes, addresses, base_port):
