@@ -24,7 +24,7 @@ VENV_BIN = os.path.dirname(sys.executable)
 # Dev-only paths that must not ship (galaxy.yml build_ignore), and what users need that must.
 EXCLUDED = (
     "lab/", "benchmarks/", "Makefile", "requirements-dev.txt", "requirements.txt", ".ci/", "ansible.cfg",
-    "inventories/lab/", "molecule/lab/", "molecule/k8s/",
+    "inventories/lab/", "inventories/lab-multirail/", "molecule/lab/", "molecule/k8s/",
     "tests/integration/", "tests/sanity/", "tests/k8s/", "changelogs/fragments/", ".venv/", ".build/",
 )
 REQUIRED = (
