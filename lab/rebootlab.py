@@ -13,7 +13,7 @@ lab-hardware.service (lab/guest/systemd), ordered before the collection's units.
 
     build   debootstrap the root filesystem and make the base image (cached in lab/build/rebootlab)
     up      build if needed, a qcow2 overlay per node over the base image, boot both, wait for SSH
-    down    stop everything, remove the state dir (lab/state-reboot)
+    down    stop everything, remove the state dir (lab/state-reboot); consoles kept in lab/build/rebootlab/last-run
     status | ssh <node>
 
 Its own port base (REBOOTLAB_PORT_BASE, 22400) and state dir (REBOOTLAB_STATE_DIR), so it runs
@@ -272,6 +272,18 @@ def cmd_up(args):
     log("reboot lab up in %.0fs; ssh: lab/rebootlab.py ssh node1" % elapsed)
 
 
+def cmd_down(args):
+    """labctl's down, after keeping the consoles and the evidence in lab/build/rebootlab/last-run."""
+    keep = os.path.join(CACHE_DIR, "last-run")
+    if os.path.isdir(STATE_DIR):
+        shutil.rmtree(keep, ignore_errors=True)
+        os.makedirs(keep)
+        for name in os.listdir(STATE_DIR):
+            if name.endswith((".log", ".json")):
+                shutil.copy(os.path.join(STATE_DIR, name), keep)
+    labctl.cmd_down(args)
+
+
 def main():
     parser = argparse.ArgumentParser(description="gpufabric.roce reboot lab (systemd as init)")
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -283,7 +295,7 @@ def main():
     p.add_argument("node", choices=["node1", "node2", "1", "2"])
     p.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
-    commands = {"build": cmd_build, "up": cmd_up, "down": labctl.cmd_down, "status": labctl.cmd_status, "ssh": labctl.cmd_ssh}
+    commands = {"build": cmd_build, "up": cmd_up, "down": cmd_down, "status": labctl.cmd_status, "ssh": labctl.cmd_ssh}
     try:
         commands[args.cmd](args)
     except labctl.LabError as exc:
