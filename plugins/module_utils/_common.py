@@ -9,6 +9,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type  # noqa: UP001
 
 import errno
+import glob
 import json
 import os
 import re
@@ -263,26 +264,43 @@ def systemd_running(runtime_dir=SYSTEMD_RUNTIME_DIR):
     return os.path.isdir(runtime_dir)
 
 
+def unit_wanted_by(content, default='multi-user.target'):
+    """The WantedBy= targets of a unit's text (what ``systemctl enable`` links it into)."""
+    targets = []
+    for line in (content or '').splitlines():
+        if line.startswith('WantedBy='):
+            targets.extend(line[len('WantedBy='):].split())
+    return targets or [default]
+
+
 def persist_unit(unit_name, content, state, check_mode, *, unit_dir='/etc/systemd/system',
                  run_command=None, wanted_by='multi-user.target'):
     """Install (state=present) or remove (state=absent) a oneshot unit and its
-    ``<wanted_by>.wants`` symlink (what ``systemctl enable`` creates).
+    ``<target>.wants`` symlinks, one per ``WantedBy=`` of its [Install] section (``wanted_by``
+    when it has none): what ``systemctl enable`` creates. A link of this unit in any other
+    ``*.wants`` directory (an earlier version's ``WantedBy=``) is removed.
 
     ``systemctl daemon-reload`` runs only when systemd is running (``/run/systemd/system``
     exists) and something changed; without systemd the files are still written so the
     next boot with systemd picks them up.  Returns a result dict for the module.
     """
     unit_path = os.path.join(unit_dir, unit_name)
-    wants_link = os.path.join(unit_dir, '%s.wants' % wanted_by, unit_name)
+    want_links = [os.path.join(unit_dir, '%s.wants' % w, unit_name) for w in unit_wanted_by(content, wanted_by)]
+    existing = sorted(glob.glob(os.path.join(glob.escape(unit_dir), '*.wants', glob.escape(unit_name))))
     result = {'unit': unit_name, 'path': unit_path, 'changed': False, 'daemon_reload': False,
               'systemd_running': systemd_running()}
+    link_changed = False
     if state == 'present':
         changed, before, after = ensure_file(unit_path, content, check_mode)
-        link_changed = ensure_symlink(wants_link, unit_path, check_mode)
+        for link in want_links:
+            link_changed = ensure_symlink(link, unit_path, check_mode) or link_changed
+        stale = [link for link in existing if link not in want_links]
     else:
         changed, before = ensure_absent(unit_path, check_mode)
         after = None
-        link_changed = ensure_absent(wants_link, check_mode)[0]
+        stale = sorted(set(existing) | set(want_links))
+    for link in stale:
+        link_changed = ensure_absent(link, check_mode)[0] or link_changed
     result['changed'] = changed or link_changed
     result['before'] = before
     result['after'] = after

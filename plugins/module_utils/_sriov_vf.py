@@ -298,7 +298,11 @@ def render_unit(pf, num_vfs, desired, vf_after):
         '# Managed by Ansible (gpufabric.roce.sriov_vf). Local edits are overwritten.',
         '[Unit]',
         'Description=gpufabric.roce SR-IOV: %d VFs on %s' % (num_vfs, pf),
-        'Requires=%s' % dev_unit,
+        # Bound to the PF's device and started by it ([Install] below) whenever it appears: at
+        # boot, or later (a driver that probes late, a PF created by a service, a driver reload).
+        # Requires= with WantedBy=multi-user.target queued a device job at boot that fails after
+        # the default device timeout (90 s), and the unit was never started when the PF came later.
+        'BindsTo=%s' % dev_unit,
         'After=%s' % dev_unit,
         'Before=network-pre.target',
         'Wants=network-pre.target',
@@ -321,7 +325,7 @@ def render_unit(pf, num_vfs, desired, vf_after):
                 settings.setdefault(k, after.get(k, 0))
         if settings:
             lines.append('ExecStart=/sbin/ip link set dev %s %s' % (pf, ' '.join(ip_vf_args(vid, settings))))
-    lines += ['', '[Install]', 'WantedBy=multi-user.target', '']
+    lines += ['', '[Install]', 'WantedBy=%s' % dev_unit, '']
     return '\n'.join(lines)
 
 

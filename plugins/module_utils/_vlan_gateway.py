@@ -401,7 +401,8 @@ def render_unit(desired):
         '# Managed by Ansible (gpufabric.roce.vlan_gateway). Local edits are overwritten.',
         '[Unit]',
         'Description=gpufabric.roce VLAN gateway %s (VLAN %d on %s)' % (name, desired['vlan_id'], pf),
-        'Requires=%s' % dev_unit,
+        # Bound to the PF's device and started whenever it appears (see the sriov_vf unit).
+        'BindsTo=%s' % dev_unit,
         'After=%s gpufabric-sriov-%s.service' % (dev_unit, pf),
         'Before=network-online.target',
         '',
@@ -436,7 +437,7 @@ def render_unit(desired):
         lines.append("ExecStart=/bin/sh -c 'echo %d > %s/%s/send_redirects'" % (sr, conf, name))
         if not sr:
             lines.append("ExecStart=/bin/sh -c 'echo 0 > %s/all/send_redirects'" % conf)
-    lines += ['', '[Install]', 'WantedBy=multi-user.target', '']
+    lines += ['', '[Install]', 'WantedBy=%s' % dev_unit, '']
     return '\n'.join(lines)
 
 

@@ -89,7 +89,8 @@ options:
     description:
       - Also install C(/etc/systemd/system/gpufabric-sriov-<pf>.service), a oneshot unit that at boot
         writes C(sriov_numvfs) (only when it differs) and runs one C(ip link set dev <pf> vf <id> ...)
-        per VF in O(vfs), and its C(multi-user.target.wants) symlink (what C(systemctl enable) creates).
+        per VF in O(vfs), and its C(sys-subsystem-net-devices-<pf>.device.wants) symlink (what C(systemctl enable) creates);
+        the unit is bound to the PF's device and started whenever it appears, at boot or later (a late driver, a reload).
       - C(systemctl daemon-reload) runs only when systemd is running (C(/run/systemd/system) exists);
         otherwise the files are still written and take effect at the next boot under systemd.
       - V(false) leaves an existing unit alone.

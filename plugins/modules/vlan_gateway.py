@@ -105,7 +105,8 @@ options:
     description:
       - Also install C(/etc/systemd/system/gpufabric-vlan-<name>.service), a oneshot unit of idempotent
         C(ip link add)/C(ip address replace)/C(ip route replace) commands and sysctl writes, and its
-        C(multi-user.target.wants) symlink (what C(systemctl enable) creates). A unit works the same under
+        C(sys-subsystem-net-devices-<pf>.device.wants) symlink (what C(systemctl enable) creates), bound to the PF's device,
+        started whenever it appears. A unit works the same under
         NetworkManager, systemd-networkd or ifupdown, which leave an unconfigured VLAN alone.
       - C(systemctl daemon-reload) runs only when systemd is running (C(/run/systemd/system) exists);
         otherwise the files are still written.

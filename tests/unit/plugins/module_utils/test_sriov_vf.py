@@ -242,7 +242,12 @@ def test_run_refused_reset_leaves_count(nds_tree):
 def test_render_unit():
     desired = sv.normalize_vfs([vf(6, vlan=100, trust=True, spoofchk=False, link_state='enable')])
     text = sv.render_unit('eni10np1', 8, desired, {6: dict(sv.NEW_VF, vlan=100, qos=0)})
-    assert 'Requires=sys-subsystem-net-devices-eni10np1.device' in text
+    # Bound to the PF's device and started by it whenever it appears, not by multi-user.target
+    # (whose device job fails after 90 s when the PF comes later, as in the reboot lab under load).
+    assert 'BindsTo=sys-subsystem-net-devices-eni10np1.device' in text.splitlines()
+    assert 'After=sys-subsystem-net-devices-eni10np1.device' in text.splitlines()
+    assert 'Requires=' not in text
+    assert text.split('[Install]')[1].strip().splitlines() == ['WantedBy=sys-subsystem-net-devices-eni10np1.device']
     assert ("ExecStart=/bin/sh -c 'if [ \"$$(cat /sys/class/net/eni10np1/device/sriov_numvfs)\" != 8 ]; then "
             "echo 0 > /sys/class/net/eni10np1/device/sriov_numvfs && echo 8 > /sys/class/net/eni10np1/device/sriov_numvfs; fi'") in text
     assert 'ExecStart=/sbin/ip link set dev eni10np1 vf 6 vlan 100 spoofchk off trust on state enable' in text
@@ -309,3 +314,23 @@ def test_render_unit_of_legit_names_is_unchanged_by_quoting():
         text = sv.render_unit(pf, 2, {}, {})
         assert "/sys/class/net/%s/device/sriov_numvfs)\" != 2 ]" % pf in text
         assert sv.unit_name(pf) == 'gpufabric-sriov-%s.service' % pf
+
+
+def test_persist_unit_links_into_the_wantedby_of_its_text(tmp_path):
+    """The .wants link follows the unit's [Install] WantedBy= (the PF's device unit), as
+    systemctl enable does, and a link an earlier version put in multi-user.target.wants goes."""
+    unit_dir = str(tmp_path)
+    name = 'gpufabric-sriov-eni10np1.service'
+    dev = 'sys-subsystem-net-devices-eni10np1.device'
+    old_link = tmp_path / 'multi-user.target.wants' / name
+    old_link.parent.mkdir()
+    os.symlink(str(tmp_path / name), str(old_link))
+    text = sv.render_unit('eni10np1', 8, {}, {})
+    first = persist_unit(name, text, 'present', False, unit_dir=unit_dir)
+    again = persist_unit(name, text, 'present', False, unit_dir=unit_dir)
+    assert (first['changed'], again['changed']) == (True, False)
+    assert os.readlink(str(tmp_path / ('%s.wants' % dev) / name)) == str(tmp_path / name)
+    assert not os.path.lexists(str(old_link))
+    gone = persist_unit(name, None, 'absent', False, unit_dir=unit_dir)
+    assert gone['changed'] is True
+    assert not os.listdir(str(tmp_path / ('%s.wants' % dev)))

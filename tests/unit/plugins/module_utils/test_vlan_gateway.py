@@ -183,6 +183,12 @@ def test_render_unit():
     assert ("ExecStart=/bin/sh -c '[ $$(cat /proc/sys/net/ipv4/conf/all/rp_filter) -le 2 ] || "
             "echo 2 > /proc/sys/net/ipv4/conf/all/rp_filter'") in text
     assert vg.unit_name('enp157s0np0.100') == 'gpufabric-vlan-enp157s0np0.100.service'
+    # Bound to the PF's device and started by it whenever it appears (see test_sriov_vf.test_render_unit).
+    lines = text.splitlines()
+    assert 'BindsTo=sys-subsystem-net-devices-enp157s0np0.device' in lines
+    assert 'After=sys-subsystem-net-devices-enp157s0np0.device gpufabric-sriov-enp157s0np0.service' in lines
+    assert 'Requires=' not in text
+    assert text.split('[Install]')[1].strip().splitlines() == ['WantedBy=sys-subsystem-net-devices-enp157s0np0.device']
 
 
 # --- shell injection into the persisted unit: refused before anything changes --------
