@@ -7,11 +7,16 @@ The controller's own kernel has no 8021q, RDMA or netdevsim, so the host modules
 proven on two small VMs running Debian's stock kernel under QEMU (virtme-ng). Each VM is
 wired like a GPU node on one switch:
 
-    node1: fab0 (PF uplink) --+                 +-- fab0 (PF uplink) :node2
+    node1: fab0 (PF uplink) --+                 +-- fab0 (PF uplink) :node2     rail 0
            podvf0 (pod "VF") -+--- lab/hub.py --+-- podvf0 (pod "VF")
-           eni11np1 (netdevsim SR-IOV PF)           eni12np1 (netdevsim SR-IOV PF)
-           rxe0 (soft-RoCE on fab0)                 rxe0 (soft-RoCE on fab0)
-           mgmt0 (restricted slirp, SSH only)       mgmt0 (restricted slirp, SSH only)
+           fab1 (PF uplink) --+                 +-- fab1 (PF uplink)            rail 1
+           podvf1 (pod "VF") -+--- lab/hub.py --+-- podvf1 (pod "VF")           (2nd segment)
+           eni11np1, eni21np1 (netdevsim SR-IOV PFs, one per rail)   eni12np1, eni22np1
+           rxe0 on fab0, rxe1 on fab1 (soft-RoCE)                    rxe0, rxe1
+           mgmt0 (restricted slirp, SSH only)                        mgmt0
+
+inventories/lab rolls out rail 0 with the one-rail variables; inventories/lab-multirail both rails
+with roce_rails (molecule/lab/multirail.yml).
 
 Commands: build | up | down | status | ssh <node>.
 Every packet stays on 127.0.0.1 or inside the VMs.
@@ -54,13 +59,18 @@ def ssh_port(node):
     return PORT_BASE + node
 
 
-def hub_port():
-    return PORT_BASE + 10
+def hub_port(rail=0):
+    # One hub (L2 segment) per rail: rail 0 at base+10, rail 1 at base+20.
+    return PORT_BASE + 10 * (rail + 1)
 
 
 def nic_port(node, nic):
-    # nic 0: fab0, nic 1: podvf0
-    return PORT_BASE + 10 + 2 * node - 1 + nic
+    # nic 0: fab0, nic 1: podvf0 (rail 0, on hub_port(0)); nic 2: fab1, nic 3: podvf1 (rail 1, on hub_port(1))
+    rail, which = divmod(nic, 2)
+    return hub_port(rail) + 2 * node - 1 + which
+
+
+RAIL_NICS = {0: (0, 1), 1: (2, 3)}
 
 
 def kernel_release():
@@ -203,6 +213,11 @@ def start_vm(node, release, ko):
             "-device virtio-net-pci,netdev=fab,mac=52:54:00:0%d:00:02" % node,
             "-netdev socket,id=pod,udp=127.0.0.1:%d,localaddr=127.0.0.1:%d" % (hub_port(), nic_port(node, 1)),
             "-device virtio-net-pci,netdev=pod,mac=52:54:00:0%d:00:03" % node,
+            # Rail 1 (inventories/lab-multirail): fab1 and podvf1 on the second hub.
+            "-netdev socket,id=fab1,udp=127.0.0.1:%d,localaddr=127.0.0.1:%d" % (hub_port(1), nic_port(node, 2)),
+            "-device virtio-net-pci,netdev=fab1,mac=52:54:00:0%d:00:04" % node,
+            "-netdev socket,id=pod1,udp=127.0.0.1:%d,localaddr=127.0.0.1:%d" % (hub_port(1), nic_port(node, 3)),
+            "-device virtio-net-pci,netdev=pod1,mac=52:54:00:0%d:00:05" % node,
         ]
     )
     init = os.path.join(LAB_DIR, "guest", "node-init.sh")
@@ -282,17 +297,19 @@ def cmd_up(args):
     ko = netdevsim_ko(release)
     os.makedirs(STATE_DIR, exist_ok=True)
     busy = [p for p in (ssh_port(n) for n in NODES) if not port_free(p)]
-    busy += [p for p in [hub_port()] + [nic_port(n, i) for n in NODES for i in (0, 1)] if not port_free(p, socket.SOCK_DGRAM)]
+    busy += [p for p in [hub_port(0), hub_port(1)] + [nic_port(n, i) for n in NODES for i in range(4)] if not port_free(p, socket.SOCK_DGRAM)]
     if busy:
         die("loopback port(s) %s already in use; set LAB_PORT_BASE to another base (now %d)" % (busy, PORT_BASE))
     write_ssh_material()
     started = time.time()
-    members = [str(nic_port(n, i)) for n in NODES for i in (0, 1)]
-    hub = subprocess.Popen(
-        [sys.executable, os.path.join(LAB_DIR, "hub.py"), "--port", str(hub_port())] + members,
-        stdin=subprocess.DEVNULL, start_new_session=True,
-    )
-    pids = {"hub": hub.pid}
+    pids = {}
+    for rail, nics in sorted(RAIL_NICS.items()):
+        members = [str(nic_port(n, i)) for n in NODES for i in nics]
+        hub = subprocess.Popen(
+            [sys.executable, os.path.join(LAB_DIR, "hub.py"), "--port", str(hub_port(rail))] + members,
+            stdin=subprocess.DEVNULL, start_new_session=True,
+        )
+        pids["hub" if rail == 0 else "hub%d" % rail] = hub.pid
     for node in NODES:
         pids["node%d" % node] = start_vm(node, release, ko)
         write_pids(pids)
@@ -331,7 +348,7 @@ def kill_group(pid, name):
 
 def cmd_down(_args):
     pids = read_pids()
-    for name in sorted(pids, key=lambda n: n == "hub"):
+    for name in sorted(pids, key=lambda n: n.startswith("hub")):
         kill_group(pids[name], name)
     # Reap so no zombie or orphan QEMU outlives the lab.
     for pid in pids.values():

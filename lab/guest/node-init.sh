@@ -31,6 +31,9 @@ rename_by_mac() {
 rename_by_mac "52:54:00:0$idx:00:01" mgmt0
 rename_by_mac "52:54:00:0$idx:00:02" fab0
 rename_by_mac "52:54:00:0$idx:00:03" podvf0
+# Rail 1 (inventories/lab-multirail): a second uplink and pod "VF" on a hub segment of their own.
+rename_by_mac "52:54:00:0$idx:00:04" fab1
+rename_by_mac "52:54:00:0$idx:00:05" podvf1
 
 # Management: slirp with restrict=on; no default route, so nothing can leave the VM
 # except the forwarded SSH session.
@@ -38,22 +41,27 @@ ip link set lo up
 ip link set mgmt0 up
 ip addr add 10.0.2.15/24 dev mgmt0
 
-# fab0 is the node's PF uplink on the shared segment (the hub).
+# fab0 is the node's PF uplink on the shared segment (the hub); fab1 is rail 1's, on the second hub.
 ip link set fab0 up
+ip link set fab1 up
 
 # SR-IOV: netdevsim gives a PF (eni<id>np1) whose sriov_numvfs behaves like PCI.
 modprobe psample
 insmod "$nds_ko"
-echo "1$idx 1" > /sys/bus/netdevsim/new_device
-for _ in $(seq 50); do [ -e "/sys/class/net/eni1${idx}np1" ] && break; sleep 0.1; done
-echo 128 > "/sys/kernel/debug/netdevsim/netdevsim1$idx/max_vfs"
-ip link set "eni1${idx}np1" up || true
+# One netdevsim device per rail: eni1<N>np1 for rail 0, eni2<N>np1 for rail 1.
+for rail in 1 2; do
+    echo "$rail$idx 1" > /sys/bus/netdevsim/new_device
+    for _ in $(seq 50); do [ -e "/sys/class/net/eni$rail${idx}np1" ] && break; sleep 0.1; done
+    echo 128 > "/sys/kernel/debug/netdevsim/netdevsim$rail$idx/max_vfs"
+    ip link set "eni$rail${idx}np1" up || true
+done
 
 # RoCE: soft-RoCE on the PF (rxe refuses VLAN netdevs; an IP on fab0.<vlan> still shows
 # up in rxe0's GID table with that VLAN netdev as ndev).
 modprobe 8021q
 modprobe rdma_rxe
 rdma link add rxe0 type rxe netdev fab0
+rdma link add rxe1 type rxe netdev fab1
 
 # The "pod": a netns whose net1 is a VLAN-100 subinterface of podvf0, tagged outside the
 # pod exactly as a VF with "vlan 100" is tagged by the NIC. Addressed like the seed's pods.
@@ -67,6 +75,15 @@ ip -n pod link set lo up
 ip -n pod link set net1 up
 ip -n pod addr add "10.255.0.$pod_ip/30" dev net1
 ip -n pod route add default via "10.255.0.$gw_ip" dev net1
+# Rail 1's pod: netns "pod1", VLAN 200 on podvf1, the same host numbers in 10.255.1.0/24.
+ip netns add pod1
+ip link set podvf1 up
+ip link add link podvf1 name net1 type vlan id 200
+ip link set net1 netns pod1
+ip -n pod1 link set lo up
+ip -n pod1 link set net1 up
+ip -n pod1 addr add "10.255.1.$pod_ip/30" dev net1
+ip -n pod1 route add default via "10.255.1.$gw_ip" dev net1
 
 # SSH for Ansible; keys live in the host-side state dir (read-only here).
 mkdir -p /run/sshd /var/empty
