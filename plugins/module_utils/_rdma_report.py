@@ -251,14 +251,16 @@ def _fmt(value, spec):
 
 
 def table_rows(matrix):
+    rails = bool(matrix.get('rails'))
     out = []
     for row in matrix['pairs']:
         ping = row['checks'].get('ping', {})
         bw = row['checks'].get('bw')
         lat = row['checks'].get('lat')
         pm = ping.get('metrics') or {}
-        cells = [row['pair'],
-                 ('ok %s ms' % _fmt(pm.get('rtt_avg_ms'), '%.3f')) if ping.get('ok') else 'FAIL']
+        # With rails the rail has a column of its own and the pair is the nodes only.
+        cells = ([row.get('rail') or '-', '%s -> %s' % (row['client'], row['server'])] if rails else [row['pair']])
+        cells.append(('ok %s ms' % _fmt(pm.get('rtt_avg_ms'), '%.3f')) if ping.get('ok') else 'FAIL')
         if bw is not None:
             m = bw.get('metrics') or {}
             cells.append(_fmt(m.get('bw_average_gbps'), '%.2f') if m else 'FAIL')
@@ -273,7 +275,7 @@ def table_rows(matrix):
 
 def render_table(matrix):
     """The at-a-glance table printed at the end of the play, then one line per failure."""
-    header = ['pair', 'ping']
+    header = (['rail'] if matrix.get('rails') else []) + ['pair', 'ping']
     if 'bw' in matrix['checks']:
         header += ['bw avg Gb/s', '% of link']
     if 'lat' in matrix['checks']:

@@ -6,8 +6,8 @@ site.yml (phases operator, sriov, verify in pod mode with rdma_verify_pod_action
 against a control plane whose stand-in nodes carry the eight PFs of the inventory's rail plan each
 (gpu-node02's rail7 on enp205s0np0, as its override says). The run must apply 16 policies and 16
 networks, wait until every node state carries all eight PFs with numVfs 8 and Succeeded, see 8 VFs of
-every rail's resource allocatable, and have kube-scheduler place one test pod per node that requests
-one VF of every rail. What this does not prove: real VFs, Multus attaching eight interfaces, or
+every rail's resource allocatable, apply the nodes' NCCL settings as one ConfigMap, and have
+kube-scheduler place one test pod per node that requests one VF of every rail. What this does not prove: real VFs, Multus attaching eight interfaces, or
 perftest over them (no container runs here; see lab/k8s/README.md).
 """
 
@@ -61,6 +61,13 @@ def _inventory(tmp_path, cluster):
         "rdma_verify_pod_ready_timeout": 180,
     })
     controller.write_text(yaml.safe_dump(values), encoding="utf-8")
+    # The host phase (not run here: no node is reachable) leaves each node's NCCL settings as the fact
+    # host_network_nccl_env; the inventory plays that part, in the shape gpufabric.roce.nccl_env returns.
+    for i, node in enumerate(sorted(MULTIRAIL_HARDWARE)):
+        with open(inv / "host_vars" / ("%s.yml" % node), "a", encoding="utf-8") as f:
+            f.write(yaml.safe_dump({"host_network_nccl_env": {
+                "env": {"NCCL_IB_HCA": ",".join("=mlx5_%d:1" % r for r in range(8)), "NCCL_IB_GID_INDEX": str(3 + i)},
+                "rails": [], "problems": []}}))
     return inv
 
 
@@ -101,6 +108,12 @@ def test_eight_rails_two_nodes_apply_sync_and_schedule_one_vf_of_every_rail(mult
         allocatable = kube.get("/api/v1/nodes/%s" % node)["status"]["allocatable"]
         for r in range(8):
             assert allocatable.get("nvidia.com/roce_%s_rail%d" % (node.replace("-", "_"), r)) == "8", allocatable
+
+    # Every node's NCCL settings, applied as one ConfigMap in the jobs' namespace.
+    cm = kube.get("/api/v1/namespaces/default/configmaps/gpufabric-nccl")
+    assert cm["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpufabric.roce"
+    assert cm["data"]["nodes"].split() == ["gpu-node01", "gpu-node02"]
+    assert "NCCL_IB_GID_INDEX=4" in cm["data"]["gpu-node02.env"]
 
     # One test pod per node, each requesting one VF of every rail, placed by kube-scheduler and Ready.
     flat = " ".join(out.split())

@@ -75,6 +75,8 @@ def test_host_mode_plan_rings_each_rail_to_itself_and_reports_per_rail():
     assert [row["pair"] for row in m["pairs"] if not row["passed"]] == ["rail1: b -> c"]
     text = render_table(m)
     assert "rail rail1: 2 of 3 pairs passed" in text and "FAIL rail1: b -> c" in text
+    header, _rule, first = text.splitlines()[:3]
+    assert header.split()[:3] == ["rail", "pair", "ping"] and first.split()[:4] == ["rail0", "a", "->", "b"]
 
 
 def test_host_mode_plan_refuses_nodes_with_different_rails():
