@@ -69,7 +69,7 @@ def cmd_run(args):
     children = []
     ones = []
     try:
-        for _ in range(args.procs):
+        for _spin in range(args.procs):
             children.append(subprocess.Popen(
                 [sys.executable, os.path.abspath(__file__), "_spin", repr(deadline), str(os.getpid())],
                 stdin=subprocess.DEVNULL,
@@ -120,7 +120,7 @@ def cmd_stop(args):
     run = pids.get("run")
     if run and pid_alive(run):
         os.kill(run, signal.SIGTERM)
-        for _ in range(100):
+        for _attempt in range(100):
             if not pid_alive(run):
                 break
             time.sleep(0.1)
