@@ -64,7 +64,8 @@ def watch_state(cluster, name, done, rv, timeout=SYNC_TIMEOUT):
                                             resourceVersion=rv, fieldSelector="metadata.name=" + name):
             rv = obj["metadata"]["resourceVersion"]
             seen.append((kind, obj))
-            if done(obj):
+            # A DELETED event carries the object's last state, which may look done: only a live version can be.
+            if kind != "DELETED" and done(obj):
                 return seen
     pytest.fail("node state %s never reached the expected state in %.0fs; versions seen: %s"
                 % (name, timeout, [(k, o.get("spec"), (o.get("status") or {}).get("syncStatus")) for k, o in seen]))
