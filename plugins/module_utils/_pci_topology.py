@@ -188,17 +188,25 @@ def pci_node(fs, bdf):
     }
 
 
-def nvidia_gpus(fs):
-    """NVIDIA display-class functions (vendor 0x10de, class 0x03xxxx), in PCI bus order, which is
-    the order of ``nvidia-smi`` and of CUDA with ``CUDA_DEVICE_ORDER=PCI_BUS_ID``."""
-    gpus = []
+def nvidia_display_functions(fs):
+    """Each NVIDIA display-class PCI function (vendor 0x10de, class 0x03xxxx: VGA, 3D controller,
+    other display controller) as ``(pci_address, sysfs directory, class)``, in PCI bus order, which
+    is the order of ``nvidia-smi`` and of CUDA with ``CUDA_DEVICE_ORDER=PCI_BUS_ID``. The one
+    enumeration of GPUs: ``nvidia_gpus`` here and in ``_rdma_facts`` describe what it yields."""
     for bdf in fs.listdir('bus/pci/devices'):
         base = 'bus/pci/devices/%s' % bdf
         if fs.read(base + '/vendor') != NVIDIA_VENDOR:
             continue
         cls = fs.read(base + '/class') or ''
-        if not cls.startswith(DISPLAY_CLASS_PREFIX):
-            continue
+        if cls.startswith(DISPLAY_CLASS_PREFIX):
+            yield bdf, base, cls
+
+
+def nvidia_gpus(fs):
+    """The NVIDIA GPUs (``nvidia_display_functions``) with their place in the PCI tree
+    (``pci_node``), index and ``GPU<index>`` name."""
+    gpus = []
+    for bdf, base, cls in nvidia_display_functions(fs):
         gpu = pci_node(fs, bdf)
         gpu.update({
             'index': len(gpus),

@@ -277,8 +277,7 @@ def gateway_args(table, host):
     ``<pf>.<vlan>`` and an onlink route to every other node's pod subnet via that node's gateway."""
     nodes = table['nodes']
     if host not in nodes:
-        raise GpufabricError(host, 'host', host, 'is not in roce_nodes (%s)' % _names(nodes),
-                             'add the host to group roce_nodes or call the filter only for its members')
+        raise _not_a_node(host, nodes)
     me = nodes[host]
     if 'rails' in me:
         raise GpufabricError(host, 'roce_rails', [r['rail'] for r in me['rails']], 'the node has several rails, so several gateways',
@@ -323,15 +322,20 @@ def gateway_args_list(table, host):
     return out
 
 
-def vlan_gateway_plans(hostvars, host, nodes=None):
-    """``vlan_gateway_plan`` for every rail of ``host`` (a list; one entry for a one-rail node)."""
+def _node_table(hostvars, host, nodes):
+    """``hostvars`` as a validated ``fabric_table`` of ``nodes``, ``host`` being one of them
+    (a ``fabric_table`` is returned as is: ``nodes`` ignored, nothing validated again)."""
     if is_fabric_table(hostvars):
-        return gateway_args_list(hostvars, host)
+        return hostvars
     nodes = list(nodes) if nodes is not None else list(hostvars.keys())
     if host not in nodes:
-        raise GpufabricError(host, 'host', host, 'is not in roce_nodes (%s)' % _names(nodes),
-                             'add the host to group roce_nodes or call the filter only for its members')
-    return gateway_args_list(fabric_table(hostvars, nodes), host)
+        raise _not_a_node(host, nodes)
+    return fabric_table(hostvars, nodes)
+
+
+def _not_a_node(host, nodes):
+    return GpufabricError(host, 'host', host, 'is not in roce_nodes (%s)' % _names(nodes),
+                          'add the host to group roce_nodes or call the filter only for its members')
 
 
 def _names(nodes):
@@ -341,6 +345,11 @@ def _names(nodes):
     return ', '.join(names)
 
 
+def vlan_gateway_plans(hostvars, host, nodes=None):
+    """``vlan_gateway_plan`` for every rail of ``host`` (a list; one entry for a one-rail node)."""
+    return gateway_args_list(_node_table(hostvars, host, nodes), host)
+
+
 def vlan_gateway_plan(hostvars, host, nodes=None):
     """vlan_gateway arguments of ``host``: its gateway address on ``<pf>.<vlan>`` and an onlink
     route to every other node's pod subnet via that node's gateway.
@@ -348,10 +357,4 @@ def vlan_gateway_plan(hostvars, host, nodes=None):
     ``hostvars``: mapping host -> variables (Ansible's ``hostvars``), or a ``fabric_table`` result
     (then ``nodes`` is ignored and nothing is validated again); ``nodes``: the hosts of group
     roce_nodes (default: every key of ``hostvars``)."""
-    if is_fabric_table(hostvars):
-        return gateway_args(hostvars, host)
-    nodes = list(nodes) if nodes is not None else list(hostvars.keys())
-    if host not in nodes:
-        raise GpufabricError(host, 'host', host, 'is not in roce_nodes (%s)' % _names(nodes),
-                             'add the host to group roce_nodes or call the filter only for its members')
-    return gateway_args(fabric_table(hostvars, nodes), host)
+    return gateway_args(_node_table(hostvars, host, nodes), host)

@@ -14,8 +14,6 @@ import struct
 from ansible_collections.gpufabric.roce.plugins.module_utils import _pci_topology
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import Sysfs, pci_address_of
 
-NVIDIA_VENDOR = '0x10de'
-GPU_CLASS_PREFIXES = (_pci_topology.DISPLAY_CLASS_PREFIX,)  # display controllers: 0x0300 VGA, 0x0302 3D, 0x0380 other
 PEERMEM_MODULES = ('nvidia_peermem', 'nv_peer_mem')
 IOMMU_CMDLINE_KEYS = ('intel_iommu', 'amd_iommu', 'iommu', 'iommu.passthrough', 'iommu.strict')
 
@@ -192,22 +190,15 @@ def iommu_facts(fs):
 
 
 def nvidia_gpus(fs):
-    gpus = []
-    for pci in fs.listdir('bus/pci/devices'):
-        base = 'bus/pci/devices/%s' % pci
-        if fs.read(base + '/vendor') != NVIDIA_VENDOR:
-            continue
-        cls = fs.read(base + '/class') or ''
-        if not cls.startswith(GPU_CLASS_PREFIXES):
-            continue
-        gpus.append({
-            'pci_address': pci,
-            'device_id': fs.read(base + '/device'),
-            'class': cls,
-            'numa_node': fs.read_int(base + '/numa_node'),
-            'driver': fs.link_name(base + '/driver'),
-        })
-    return gpus
+    """The NVIDIA GPUs as gpudirect_facts reports them: the functions ``_pci_topology`` enumerates,
+    with the NUMA node as sysfs has it (-1 when the platform does not say)."""
+    return [{
+        'pci_address': pci,
+        'device_id': fs.read(base + '/device'),
+        'class': cls,
+        'numa_node': fs.read_int(base + '/numa_node'),
+        'driver': fs.link_name(base + '/driver'),
+    } for pci, base, cls in _pci_topology.nvidia_display_functions(fs)]
 
 
 def gpudirect_facts(fs, devices):
