@@ -11,15 +11,11 @@ manifests written.
 
 import os
 import shutil
-import sys
 
 import ansible_runner
 import pytest
 import yaml
-
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-# The ansible-playbook of the interpreter running the tests (the venv) comes first, whatever PATH says.
-VENV_BIN = os.path.dirname(sys.executable)
+from _runner import REPO, collection_env, venv_path
 
 
 @pytest.fixture
@@ -31,13 +27,8 @@ def job(tmp_path):
     # What a job template's survey/extra vars would carry.
     (pdd / "env" / "extravars").write_text(yaml.safe_dump({"roce_k8s_mode": "render", "roce_render_dir": str(render_dir)}))
     (pdd / "env" / "envvars").write_text(
-        yaml.safe_dump(
-            {
-                "ANSIBLE_COLLECTIONS_PATH": os.path.join(REPO, ".build", "collections"),
-                "ANSIBLE_CONFIG": os.path.join(REPO, "ansible.cfg"),
-                "PATH": VENV_BIN + os.pathsep + os.environ.get("PATH", ""),
-            }
-        )
+        # The ansible-playbook of the interpreter running the tests (the venv) comes first, whatever PATH says.
+        yaml.safe_dump(dict(collection_env(), PATH=venv_path()))
     )
     return pdd, render_dir
 

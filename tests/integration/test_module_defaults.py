@@ -8,11 +8,10 @@ against the unit tests' sysfs fixture tree, then checks that check mode wrote no
 
 import json
 import os
-import subprocess
 import sys
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-VENV_BIN = os.path.dirname(sys.executable)
+from _runner import REPO, ansible_playbook, venv_path
+
 FIXTURE = os.path.join(REPO, "tests", "unit", "fixtures", "sysfs_node.json")
 PF_DEVICE = "sys/devices/pci0000:97/0000:97:02.0/0000:9d:00.0"
 
@@ -41,17 +40,9 @@ def test_group_sysfs_root_reaches_every_module(tmp_path):
     build_tree(str(tmp_path), spec)
     numvfs = tmp_path / PF_DEVICE / "sriov_numvfs"
 
-    env = dict(
-        os.environ,
-        ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build", "collections"),
-        ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"),
-        PATH=VENV_BIN + os.pathsep + os.environ.get("PATH", ""),
-    )
-    proc = subprocess.run(
-        [os.path.join(VENV_BIN, "ansible-playbook"), "-i", "localhost,", os.path.join(REPO, "tests", "integration", "module_defaults", "playbook.yml"),
-         "-e", "fixture_sys=%s" % (tmp_path / "sys"), "-e", "ansible_python_interpreter=%s" % sys.executable],
-        env=env, capture_output=True, text=True, timeout=600, check=False,
-    )
+    proc = ansible_playbook("-i", "localhost,", os.path.join(REPO, "tests", "integration", "module_defaults", "playbook.yml"),
+                            "-e", "fixture_sys=%s" % (tmp_path / "sys"), "-e", "ansible_python_interpreter=%s" % sys.executable,
+                            PATH=venv_path())
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
     assert "Unsupported parameters" not in proc.stdout
     assert "ok=8" in proc.stdout and "failed=0" in proc.stdout, proc.stdout[-3000:]

@@ -12,16 +12,11 @@
 
 import importlib.util
 import os
-import shutil
-import subprocess
-import sys
 
 import pytest
 import yaml
+from _runner import REPO, append, copy_inventory, site
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-VENV_BIN = os.path.dirname(sys.executable)
-SITE = os.path.join(REPO, "playbooks", "site.yml")
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden", "one-rail")
 ONE_RAIL = {"example": "inventories/example", "lab": "inventories/lab", "k8s-scenario": "molecule/k8s/inventory"}
 FILES = ("sriov-network-node-policies.yaml", "sriov-networks.yaml", "kustomization.yaml")
@@ -36,18 +31,7 @@ def _crd_schema():
 
 
 def render(inventory, out_dir):
-    env = dict(
-        os.environ,
-        ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build", "collections"),
-        ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"),
-        ANSIBLE_NOCOLOR="1",
-        ANSIBLE_FORCE_COLOR="0",
-        PATH=VENV_BIN + os.pathsep + os.environ.get("PATH", ""),
-    )
-    cmd = [os.path.join(VENV_BIN, "ansible-playbook"), "-i", str(inventory), SITE, "--tags", "sriov",
-           "-e", "roce_k8s_mode=render", "-e", "roce_render_dir=%s" % out_dir]
-    proc = subprocess.run(cmd, check=False, env=env, capture_output=True, text=True, timeout=600)
-    return proc.returncode, proc.stdout + proc.stderr
+    return site(inventory, "--tags", "sriov", render_dir=out_dir, timeout=600)
 
 
 def documents(path):
@@ -98,10 +82,8 @@ def test_eight_rails_two_nodes_render_sixteen_policies_and_networks_valid_agains
 
 
 def test_a_rail_vlan_that_differs_on_one_node_is_refused_before_anything_is_written(tmp_path):
-    inv = tmp_path / "inv"
-    shutil.copytree(os.path.join(REPO, "inventories", "example-multirail"), inv)
-    with open(inv / "host_vars" / "gpu-node02.yml", "a") as f:
-        f.write("  rail2: {vlan: 333}\n")
+    inv = copy_inventory("example-multirail", tmp_path / "inv")
+    append(inv / "host_vars" / "gpu-node02.yml", "  rail2: {vlan: 333}\n")
     rc, out = render(inv, tmp_path / "out")
     assert rc != 0, out
     assert "gpu-node02: roce_rails[rail2].vlan=333" in out, out
@@ -112,13 +94,11 @@ def test_a_rail_vlan_that_differs_on_one_node_is_refused_before_anything_is_writ
 def test_nccl_settings_from_the_host_phase_render_as_one_configmap(tmp_path):
     # The host phase (host_network) leaves host_network_nccl_env on every node it reached; here the
     # inventory plays that part, with what gpufabric.roce.nccl_env returns (tests/unit/.../test_nccl.py).
-    inv = tmp_path / "inv"
-    shutil.copytree(os.path.join(REPO, "inventories", "example-multirail"), inv)
+    inv = copy_inventory("example-multirail", tmp_path / "inv")
     for i, node in enumerate(("gpu-node01", "gpu-node02")):
-        with open(inv / "host_vars" / ("%s.yml" % node), "a") as f:
-            f.write(yaml.safe_dump({"host_network_nccl_env": {
-                "env": {"NCCL_IB_HCA": ",".join("=mlx5_%d:1" % r for r in range(8)), "NCCL_IB_GID_INDEX": str(3 + i)},
-                "rails": [], "problems": []}}))
+        append(inv / "host_vars" / ("%s.yml" % node), yaml.safe_dump({"host_network_nccl_env": {
+            "env": {"NCCL_IB_HCA": ",".join("=mlx5_%d:1" % r for r in range(8)), "NCCL_IB_GID_INDEX": str(3 + i)},
+            "rails": [], "problems": []}}))
     rc, out = render(inv, tmp_path / "out")
     assert rc == 0, out
     base = tmp_path / "out" / "sriov-networks"

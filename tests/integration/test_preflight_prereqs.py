@@ -8,13 +8,13 @@ The lab shows the same on a real kernel (molecule/lab/verify.yml).
 """
 
 import json
-import os
 import shutil
 import subprocess
 import sys
 
 import pytest
-from test_module_defaults import FIXTURE, REPO, VENV_BIN, build_tree
+from _runner import fixture_playbook
+from test_module_defaults import FIXTURE, build_tree
 
 SYSTEM_PYTHON = "/usr/bin/python3"
 RELEASE = "6.1.0-56-amd64"
@@ -32,31 +32,7 @@ def node(tmp_path, modules_dep):
 
 
 def preflight(tmp_path, python):
-    env = dict(
-        os.environ,
-        ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build", "collections"),
-        ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"),
-        ANSIBLE_CALLBACK_RESULT_FORMAT="json",
-        ANSIBLE_CALLBACK_FORMAT_PRETTY="false",
-    )
-    proc = subprocess.run(  # noqa: S603
-        [
-            os.path.join(VENV_BIN, "ansible-playbook"),
-            "-i",
-            "localhost,",
-            os.path.join(REPO, "tests", "integration", "preflight_prereqs", "playbook.yml"),
-            "-e",
-            "fixture_root=%s" % tmp_path,
-            "-e",
-            "ansible_python_interpreter=%s" % python,
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    return proc.returncode, proc.stdout + proc.stderr
+    return fixture_playbook("preflight_prereqs", tmp_path, python)
 
 
 def test_a_node_python_without_pyroute2_is_refused_with_the_fix(tmp_path):

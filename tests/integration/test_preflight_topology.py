@@ -7,10 +7,10 @@ skip on a node without GPUs. The GPU node is the unit tests' derived two-socket 
 import json
 import os
 import shutil
-import subprocess
 import sys
 
-from test_module_defaults import FIXTURE, REPO, VENV_BIN, build_tree
+from _runner import REPO, fixture_playbook
+from test_module_defaults import FIXTURE, build_tree
 
 GPU_FIXTURE = os.path.join(REPO, "tests", "unit", "fixtures", "sysfs_gpu_two_socket.json")
 
@@ -18,20 +18,7 @@ GPU_FIXTURE = os.path.join(REPO, "tests", "unit", "fixtures", "sysfs_gpu_two_soc
 def run(tmp_path, fixture, *extra):
     with open(fixture) as f:
         build_tree(str(tmp_path), json.load(f))
-    env = dict(
-        os.environ,
-        ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build", "collections"),
-        ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"),
-        ANSIBLE_CALLBACK_RESULT_FORMAT="json",
-        ANSIBLE_CALLBACK_FORMAT_PRETTY="false",
-    )
-    cmd = [os.path.join(VENV_BIN, "ansible-playbook"), "-i", "localhost,",
-           os.path.join(REPO, "tests", "integration", "preflight_topology", "playbook.yml"),
-           "-e", "fixture_root=%s" % tmp_path, "-e", "ansible_python_interpreter=%s" % sys.executable]
-    for e in extra:
-        cmd += ["-e", e]
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, check=False)  # noqa: S603
-    return proc.returncode, proc.stdout + proc.stderr
+    return fixture_playbook("preflight_topology", tmp_path, sys.executable, *extra)
 
 
 def test_warns_by_default(tmp_path):

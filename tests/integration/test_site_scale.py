@@ -22,10 +22,8 @@ import sys
 
 import ansible_runner
 import yaml
+from _runner import REPO, SITE, collection_env, venv_path
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-SITE = os.path.join(REPO, "playbooks", "site.yml")
-VENV_BIN = os.path.dirname(sys.executable)
 HOST_ROLES = ("preflight", "host_network", "rdma_verify")
 RESULT_EVENTS = ("runner_on_ok", "runner_on_failed", "runner_on_skipped", "runner_on_unreachable")
 
@@ -62,13 +60,7 @@ def make_job(tmp_path, nodes, host_vars=None, group_vars=None, extravars=None):
     extra.update(extravars or {})
     (pdd / "env" / "extravars").write_text(yaml.safe_dump(extra))
     (pdd / "env" / "envvars").write_text(
-        yaml.safe_dump(
-            {
-                "ANSIBLE_COLLECTIONS_PATH": os.path.join(REPO, ".build", "collections"),
-                "ANSIBLE_CONFIG": os.path.join(REPO, "ansible.cfg"),
-                "PATH": VENV_BIN + os.pathsep + os.environ.get("PATH", ""),
-            }
-        )
+        yaml.safe_dump(dict(collection_env(), PATH=venv_path()))
     )
     return pdd
 

@@ -10,45 +10,11 @@ output.
 
 import os
 import re
-import shutil
-import subprocess
-import sys
 
-import pytest
 import yaml
+from _runner import REPO, SITE, append, site
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-VENV_BIN = os.path.dirname(sys.executable)
-SITE = os.path.join(REPO, "playbooks", "site.yml")
 FALLBACK = "Validate the SR-IOV policies and networks here, as the controller would (no k8s_controller host in this run)"
-
-
-@pytest.fixture
-def inv(tmp_path):
-    path = tmp_path / "inv"
-    shutil.copytree(os.path.join(REPO, "inventories", "example"), path)
-    return path
-
-
-def append(path, text):
-    with open(path, "a") as f:
-        f.write(text)
-
-
-def site(inv, *args, tmp=None):
-    env = dict(
-        os.environ,
-        ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build", "collections"),
-        ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"),
-        ANSIBLE_NOCOLOR="1",
-        ANSIBLE_FORCE_COLOR="0",
-        PATH=VENV_BIN + os.pathsep + os.environ.get("PATH", ""),
-    )
-    out_dir = os.path.join(os.path.dirname(str(inv)), "render-out")
-    cmd = [os.path.join(VENV_BIN, "ansible-playbook"), "-i", str(inv), SITE,
-           "-e", "roce_k8s_mode=render", "-e", "roce_render_dir=%s" % out_dir] + list(args)
-    proc = subprocess.run(cmd, check=False, env=env, capture_output=True, text=True, timeout=300)
-    return proc.returncode, proc.stdout + proc.stderr
 
 
 def recap(out):
