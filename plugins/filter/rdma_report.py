@@ -77,6 +77,10 @@ def rdma_pod_net1_address(pod, interface='net1'):
     return _rdma_report.pod_net1_address(pod, interface)
 
 
+def rdma_pod_rail_addresses(pod, rails):
+    return _rdma_report.pod_rail_addresses(pod, rails)
+
+
 class FilterModule:
     def filters(self):
         return {
@@ -89,5 +93,6 @@ class FilterModule:
             'rdma_report_junit': _wrap(rdma_report_junit),
             'rdma_verify_pod_manifests': _wrap(rdma_verify_pod_manifests),
             'rdma_pod_net1_address': _wrap(rdma_pod_net1_address),
+            'rdma_pod_rail_addresses': _wrap(rdma_pod_rail_addresses),
             'rdma_pod_placement': _wrap(rdma_pod_placement),
         }

@@ -428,19 +428,40 @@ def pod_placement(live, pods):
     return out
 
 
-def pod_net1_address(pod, interface='net1'):
-    """The IPv4 address of ``interface`` from the pod's ``k8s.v1.cni.cncf.io/network-status`` annotation."""
+def _network_status(pod):
     annotations = ((pod or {}).get('metadata') or {}).get('annotations') or {}
     raw = annotations.get('k8s.v1.cni.cncf.io/network-status') or annotations.get('k8s.v1.cni.cncf.io/networks-status')
     if not raw:
-        return None
+        return []
     try:
         status = json.loads(raw)
     except ValueError:
-        return None
-    for net in status if isinstance(status, list) else []:
-        if net.get('interface') == interface:
-            for ip in net.get('ips') or []:
-                if ':' not in ip:
-                    return ip
-    return None
+        return []
+    return [net for net in status if isinstance(net, dict)] if isinstance(status, list) else []
+
+
+def _ipv4(net):
+    return next((ip for ip in net.get('ips') or [] if ':' not in ip), None)
+
+
+def pod_net1_address(pod, interface='net1'):
+    """The IPv4 address of ``interface`` from the pod's ``k8s.v1.cni.cncf.io/network-status`` annotation."""
+    return next((_ipv4(net) for net in _network_status(pod) if net.get('interface') == interface), None)
+
+
+def pod_rail_addresses(pod, rails):
+    """Each rail's attachment in a test pod, for a ring per rail: ``[{'name', 'address', 'netdev'}]``.
+
+    ``rails`` are the pod's attachments as gpufabric.roce.rail_attachments gives them (``rail``, ``network``).
+    Multus names the interfaces net1, net2, ... in request order, but the network-status annotation says
+    which network each one is, so the match is by network name (``<namespace>/<network>`` or bare), never by
+    position. A rail whose network is missing from the status gets ``address: None``, which the ring plan
+    reports as a node without an address.
+    """
+    status = _network_status(pod)
+    out = []
+    for rail in rails or []:
+        want = rail.get('network')
+        net = next((n for n in status if n.get('name') == want or (n.get('name') or '').split('/')[-1] == want), {})
+        out.append({'name': rail.get('rail'), 'address': _ipv4(net) if net else None, 'netdev': net.get('interface')})
+    return out

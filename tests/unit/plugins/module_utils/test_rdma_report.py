@@ -9,6 +9,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type  # noqa: UP001
 
 import itertools
+import json
 import os
 from xml.etree import ElementTree as ET
 
@@ -265,6 +266,60 @@ def test_pod_net1_address():
     assert rr.pod_net1_address(pod) == '10.255.0.1'
     assert rr.pod_net1_address({'metadata': {}}) is None
     assert rr.pod_net1_address({'metadata': {'annotations': {'k8s.v1.cni.cncf.io/network-status': 'not json'}}}) is None
+
+
+def _pod(name, status):
+    return {'metadata': {'name': name, 'annotations': {'k8s.v1.cni.cncf.io/network-status': json.dumps(status)}}}
+
+
+# Multus lists the networks in the order the kubelet attached them, which need not be request order:
+# the match is by network name, namespaced or bare.
+RAIL_PODS = {
+    'node1': _pod('rdma-verify-node1', [
+        {'name': 'cbr0', 'interface': 'eth0', 'ips': ['10.42.0.7'], 'default': True},
+        {'name': 'default/roce-node1-rail1', 'interface': 'net2', 'ips': ['fe80::2', '10.255.1.1']},
+        {'name': 'default/roce-node1-rail0', 'interface': 'net1', 'ips': ['10.255.0.1']}]),
+    'node2': _pod('rdma-verify-node2', [
+        {'name': 'roce-node2-rail0', 'interface': 'net1', 'ips': ['10.255.0.5']},
+        {'name': 'roce-node2-rail1', 'interface': 'net2', 'ips': ['10.255.1.5']}]),
+}
+
+
+def _attachments(node):
+    return [{'rail': r, 'network': 'roce-%s-%s' % (node, r), 'resource': 'nvidia.com/roce_%s_%s' % (node, r)}
+            for r in ('rail0', 'rail1')]
+
+
+def test_pod_rail_addresses_match_by_network_name_not_position():
+    assert rr.pod_rail_addresses(RAIL_PODS['node1'], _attachments('node1')) == [
+        {'name': 'rail0', 'address': '10.255.0.1', 'netdev': 'net1'},
+        {'name': 'rail1', 'address': '10.255.1.1', 'netdev': 'net2'}]
+    # a rail whose network is not attached has no address, and the ring plan names the node
+    missing = rr.pod_rail_addresses(RAIL_PODS['node2'], _attachments('node2') + [
+        {'rail': 'rail2', 'network': 'roce-node2-rail2'}])
+    assert missing[-1] == {'name': 'rail2', 'address': None, 'netdev': None}
+    assert rr.pod_rail_addresses({'metadata': {}}, _attachments('node1'))[0]['address'] is None
+
+
+def test_pod_rings_per_rail_test_rail_i_to_rail_i_over_the_pod_interfaces():
+    rails = {n: rr.pod_rail_addresses(RAIL_PODS[n], _attachments(n)) for n in ('node1', 'node2')}
+    p = rr.plan(['node1', 'node2'], {}, 18515, rails)
+    assert p['rails'] == ['rail0', 'rail1']
+    peers = {(d['rail'], d['netdev'], d['client_to'], d['peer_address']) for d in p['duties']['node1'] if d.get('client_to')}
+    assert peers == {('rail0', 'net1', 'node2', '10.255.0.5'), ('rail1', 'net2', 'node2', '10.255.1.5')}
+    # every pair of every round carries its rail, and no pair crosses rails
+    for pairs in p['rounds']:
+        for pair in pairs:
+            duty = next(d for d in p['duties'][pair['client']] if d['round'] == p['rounds'].index(pairs))
+            assert duty['rail'] == pair['rail'] and duty['peer_address'].startswith('10.255.%s.' % pair['rail'][-1])
+
+
+def test_a_pod_without_a_rail_address_is_refused_by_name():
+    rails = {n: rr.pod_rail_addresses(RAIL_PODS[n], _attachments(n)) for n in ('node1', 'node2')}
+    rails['node2'][1]['address'] = None
+    with pytest.raises(rr.ReportError) as err:
+        rr.plan(['node1', 'node2'], {}, 18515, rails)
+    assert 'node2' in str(err.value) and 'no address' in str(err.value)
 
 
 def test_every_pair_of_a_big_ring_is_reported_once():

@@ -1,0 +1,52 @@
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Pod mode with rails, through the role's own tasks up to the ring plan: the pods the role renders
+for the 8-rail example inventory, the network-status Multus would give them, and the rings the role's
+pod_plan.yml builds from it (rdma_verify_pod_rails/playbook.yml). Running perftest inside the pods
+needs a real cluster (a kubelet, SR-IOV VFs), which this does not have."""
+
+import json
+import os
+
+import yaml
+from _runner import REPO, ansible_playbook
+
+PLAYBOOK = os.path.join(REPO, "tests", "integration", "rdma_verify_pod_rails", "playbook.yml")
+
+
+def _plan(inventory, tmp_path):
+    run = ansible_playbook("-i", os.path.join(REPO, "inventories", inventory), PLAYBOOK,
+                           RENDER_DIR=str(tmp_path), ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+    assert run.returncode == 0, (run.stdout + run.stderr)[-4000:]
+    with open(tmp_path / "plan.json") as f:
+        return json.load(f)
+
+
+def test_eight_rails_make_eight_rings_each_over_its_own_pod_interface(tmp_path):
+    plan = _plan("example-multirail", tmp_path)
+    rails = ["rail%d" % j for j in range(8)]
+    assert plan["rails"] == rails
+    # two nodes: each rail's ring has two rounds (a -> b, then b -> a), rail after rail
+    assert [sorted({p["rail"] for p in pairs}) for pairs in plan["rounds"]] == [[r] for r in rails for _round in (0, 1)]
+    for node, peer, peer_index in (("gpu-node01", "gpu-node02", 2), ("gpu-node02", "gpu-node01", 1)):
+        clients = [d for d in plan["duties"][node] if d["client_to"]]
+        # rail j is the pod's net<j+1> (request order), reached at the peer's rail-j address, never another rail's
+        assert [(d["rail"], d["netdev"], d["client_to"], d["peer_address"]) for d in clients] == [
+            (r, "net%d" % (j + 1), peer, "10.%d.0.%d" % (100 + j, peer_index)) for j, r in enumerate(rails)]
+
+
+def test_one_rail_keeps_the_single_ring_over_net1(tmp_path):
+    plan = _plan("example", tmp_path)
+    assert "rails" not in plan
+    assert [d["peer_address"] for d in plan["duties"]["node1"] if d["client_to"]] == ["10.100.0.2"]
+
+
+def test_the_rendered_pods_attach_every_rail_and_request_one_vf_of_each(tmp_path):
+    _plan("example-multirail", tmp_path)
+    with open(tmp_path / "rdma-verify-pods.yaml") as f:
+        pods = [d for d in yaml.safe_load_all(f) if d]
+    for pod, node in zip(pods, ("gpu-node01", "gpu-node02")):
+        assert pod["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"] == ",".join(
+            "roce-%s-rail%d" % (node, j) for j in range(8))
+        want = {"nvidia.com/roce_%s_rail%d" % (node.replace("-", "_"), j): "1" for j in range(8)}
+        assert pod["spec"]["containers"][0]["resources"]["requests"] == want
