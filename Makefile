@@ -112,9 +112,19 @@ k8s:
 
 molecule: molecule-k8s-render molecule-k8s molecule-lab molecule-lab-reboot
 
+# CI keeps the tail of its log, where a molecule failure shows only the scenario recap: each scenario's
+# output is also kept in .build/logs, and on failure .ci/failure_digest.py prints the failed tasks last.
+define molecule_test
+	mkdir -p $(REPO)/.build/logs
+	rc=0
+	$(BIN)/molecule test -s $(1) 2>&1 | tee $(REPO)/.build/logs/molecule-$(1).log || rc=$$?
+	if [ $$rc -ne 0 ]; then $(PYTHON) $(REPO)/.ci/failure_digest.py $(REPO)/.build/logs/molecule-$(1).log; fi
+	exit $$rc
+endef
+
 molecule-lab:
 	@echo "== molecule test -s lab (two VMs, real kernel)"
-	$(BIN)/molecule test -s lab
+	$(call molecule_test,lab)
 
 # molecule lab beside a bounded CPU hog (lab/cpu_hog.py: HOG_PROCS busy processes for at most
 # HOG_SECONDS), stopped whatever the outcome. The load average is sampled every 30 s into
@@ -150,19 +160,19 @@ molecule-lab-loaded: link
 molecule-lab-reboot: link
 	@echo "== molecule test -s lab_reboot (systemd boot, persist: true, reboot, read back)"
 	start=$$(date +%s)
-	$(BIN)/molecule test -s lab_reboot
+	( $(call molecule_test,lab_reboot) )
 	echo "molecule lab_reboot: passed in $$(( $$(date +%s) - start ))s"
 
 molecule-k8s-render:
 	@echo "== molecule test -s k8s_render (manifests + CRD schemas, no cluster)"
-	$(BIN)/molecule test -s k8s_render
+	$(call molecule_test,k8s_render)
 
 # site.yml (phases operator, sriov, verify in pod mode) in apply mode against a real kube-apiserver,
 # kube-scheduler, kube-controller-manager and helm with the real network-operator chart; stand-ins
 # (lab/k8s) play the kubelet and the operators. Binaries from KUBEBUILDER_ASSETS or ../shared/envtest.
 molecule-k8s: link
 	@echo "== molecule test -s k8s (real control plane, real chart, stand-ins for kubelet and operators)"
-	$(BIN)/molecule test -s k8s
+	$(call molecule_test,k8s)
 
 clean:
 	-$(PYTHON) lab/labctl.py down
