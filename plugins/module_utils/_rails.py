@@ -29,10 +29,17 @@ import contextlib
 import ipaddress
 import re
 
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+
+from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError
+from ansible_collections.gpufabric.roce.plugins.module_utils._sriov_vf import VF_OPTIONS
+from ansible_collections.gpufabric.roce.plugins.module_utils._sriov_vf import validate as validate_vfs
+
 RAIL_KEYS = ('name', 'pf', 'vlan', 'subnet', 'gateway', 'subnet_pool', 'subnet_prefix', 'num_vfs', 'mtu',
-             'resource_name', 'network_name', 'routes', 'sriov_pf')
+             'resource_name', 'network_name', 'routes', 'sriov_pf', 'vfs')
 # The pool describes the cluster, so a node overrides its own subnet instead of the pool.
-OVERRIDE_KEYS = ('pf', 'vlan', 'subnet', 'gateway', 'num_vfs', 'mtu', 'resource_name', 'network_name', 'routes', 'sriov_pf')
+OVERRIDE_KEYS = ('pf', 'vlan', 'subnet', 'gateway', 'num_vfs', 'mtu', 'resource_name', 'network_name', 'routes', 'sriov_pf',
+                 'vfs')
 RAIL_NAME_RE = re.compile(r'[a-z0-9]([a-z0-9-]{0,13}[a-z0-9])?')
 DEFAULT_SUBNET_PREFIX = 24
 
@@ -174,6 +181,11 @@ def node_rails(hv, position, defaults=None):
     index, problem = node_index(hv, position)
     if problem:
         return [], [problem]
+    if hv.get('roce_vfs'):
+        # roce_vfs names VFs of the one PF; with rails it would set no rail's VFs, silently.
+        problems.append(('roce_vfs', hv['roce_vfs'], 'is a one-rail setting and sets no VF when roce_rails is set',
+                         "move each entry to the rail whose VFs it sets: roce_rail_overrides.<rail>.vfs for this node, "
+                         "or vfs in roce_rails for every node"))
     out = []
     for rail in rails:
         merged = dict(rail)
@@ -204,12 +216,41 @@ def node_rails(hv, position, defaults=None):
             with contextlib.suppress(ValueError):
                 merged['gateway'] = '%s' % last_host(ipaddress.ip_network('%s' % merged['subnet'], strict=False))
         merged.pop('subnet_prefix', None)
+        if merged.get('vfs') is not None:
+            merged['vfs'], vf_problems = _rail_vfs(merged, field)
+            problems.extend(vf_problems)
         if merged.get('routes') is None:
             # A pod has one net<N> per rail: a default route on each would fight, so each rail's pods
             # route only the rail's plane (the pool every node's subnet of this rail comes from).
             merged['routes'] = [{'dst': '%s' % merged['subnet_pool']}] if merged.get('subnet_pool') else []
         out.append(merged)
     return out, problems
+
+
+_VFS_SPEC = ArgumentSpecValidator({'vfs': {'type': 'list', 'elements': 'dict', 'options': VF_OPTIONS}})
+
+
+def _rail_vfs(rail, field):
+    """The rail's per-VF settings (sriov_vf's vfs option) converted as the module will, and checked against
+    the rail's VF count as sriov_vf checks them on the node: ``(vfs, problems)``."""
+    fix_where = 'in roce_rails or roce_rail_overrides.%s.vfs' % rail['name']
+    result = _VFS_SPEC.validate({'vfs': rail['vfs']})
+    if result.error_messages:
+        return [], [(field + '.vfs', rail['vfs'], '; '.join(result.error_messages),
+                     'give each entry an integer id and only the sriov_vf vfs keys (%s), %s'
+                     % (', '.join(VF_OPTIONS), fix_where))]
+    vfs = [{k: v for k, v in vf.items() if v is not None} for vf in result.validated_parameters['vfs']]
+    num_vfs = rail.get('num_vfs')
+    # As on a PF that has no VFs yet: the node's own state (totalvfs, a VF reset) is sriov_vf's to check.
+    state = {'exists': True, 'sriov_capable': True, 'num_vfs': 0, 'total_vfs': None}
+    try:
+        validate_vfs('', rail.get('sriov_pf') or rail['pf'], state, num_vfs=int(num_vfs) if num_vfs is not None else 0,
+                     vfs=vfs, allow_vf_reset=True)
+    except (TypeError, ValueError):
+        return vfs, []  # num_vfs of the wrong type: the renderers' check names it
+    except GpufabricError as exc:
+        return vfs, [(field + '.' + exc.field, exc.value, exc.problem, '%s (%s)' % (exc.fix, fix_where))]
+    return vfs, []
 
 
 def shorthand_vars(rail):

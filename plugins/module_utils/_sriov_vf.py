@@ -113,6 +113,21 @@ def normalize_vfs(vfs):
     return result
 
 
+# The sriov_vf module's vfs suboptions; the rail model checks roce_rails[].vfs with the same spec.
+VF_OPTIONS = dict(
+    id=dict(type='int', required=True),
+    mac=dict(type='str'),
+    vlan=dict(type='int'),
+    qos=dict(type='int'),
+    vlan_proto=dict(type='str', choices=['802.1Q', '802.1ad']),
+    trust=dict(type='bool'),
+    spoofchk=dict(type='bool'),
+    link_state=dict(type='str', choices=['auto', 'enable', 'disable']),
+    min_tx_rate=dict(type='int'),
+    max_tx_rate=dict(type='int'),
+)
+
+
 def validate(host, pf, pf_state, *, num_vfs, vfs, allow_vf_reset):
     """Raise GpufabricError for anything the kernel would refuse or that is unsafe.
 

@@ -178,20 +178,7 @@ diff:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._netlink import run_netlink_module
-from ansible_collections.gpufabric.roce.plugins.module_utils._sriov_vf import run
-
-VF_OPTIONS = dict(
-    id=dict(type='int', required=True),
-    mac=dict(type='str'),
-    vlan=dict(type='int'),
-    qos=dict(type='int'),
-    vlan_proto=dict(type='str', choices=['802.1Q', '802.1ad']),
-    trust=dict(type='bool'),
-    spoofchk=dict(type='bool'),
-    link_state=dict(type='str', choices=['auto', 'enable', 'disable']),
-    min_tx_rate=dict(type='int'),
-    max_tx_rate=dict(type='int'),
-)
+from ansible_collections.gpufabric.roce.plugins.module_utils._sriov_vf import VF_OPTIONS, run
 
 
 def main():

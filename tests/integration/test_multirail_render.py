@@ -91,6 +91,17 @@ def test_a_rail_vlan_that_differs_on_one_node_is_refused_before_anything_is_writ
     assert not (tmp_path / "out" / "sriov-networks").exists()
 
 
+def test_a_rails_bad_vf_settings_and_roce_vfs_beside_rails_are_refused_before_phase_1(tmp_path):
+    inv = copy_inventory("example-multirail", tmp_path / "inv")
+    append(inv / "host_vars" / "gpu-node02.yml", "  rail3: {vfs: [{id: 8, trust: true}]}\n")
+    append(inv / "host_vars" / "gpu-node01.yml", "roce_vfs: [{id: 6, vlan: 100}]\n")
+    rc, out = site(inv, render_dir=str(tmp_path / "out"))
+    assert rc != 0, out
+    assert "gpu-node02: roce_rails[rail3].vfs[id=8].id=8: PF enp84s0np0 will have 8 VFs (ids 0..7)" in out, out
+    assert "gpu-node01: roce_vfs=" in out and "is a one-rail setting and sets no VF when roce_rails is set" in out, out
+    assert "PLAY [Phase 1" not in out and not (tmp_path / "out").exists()
+
+
 def test_nccl_settings_from_the_host_phase_render_as_one_configmap(tmp_path):
     # The host phase (host_network) leaves host_network_nccl_env on every node it reached; here the
     # inventory plays that part, with what gpufabric.roce.nccl_env returns (tests/unit/.../test_nccl.py).

@@ -103,3 +103,19 @@ def test_a_rails_pf_names_are_checked_for_units_and_shell_before_phase_1():
     with pytest.raises(GpufabricError) as err:
         fabric_table(hv, list(hv))
     assert str(err.value).startswith('gpu01: roce_rails[rail1].sriov_pf="eth0;reboot"'), str(err.value)
+
+
+def test_a_rails_per_vf_settings_reach_its_plan_and_only_its_plan():
+    hv = fleet(2, gpu01={"roce_rail_overrides": {"rail1": {"vfs": [{"id": 6, "vlan": 100, "trust": True}]}}})
+    table = fabric_table(hv, list(hv))
+    assert [p["vfs"] for p in vlan_gateway_plans(table, "gpu01")] == [[], [{"id": 6, "vlan": 100, "trust": True}]]
+    assert [p["vfs"] for p in vlan_gateway_plans(table, "gpu00")] == [[], []]
+    # the table keeps no empty per-rail list for the 1,000 x 8 rails that set none
+    assert "vfs" not in table["nodes"]["gpu00"]["rails"][0]
+
+
+def test_a_rails_bad_vf_id_is_refused_for_the_whole_fabric_before_phase_1():
+    hv = fleet(2, gpu01={"roce_rail_overrides": {"rail0": {"vfs": [{"id": 12}]}}})
+    with pytest.raises(GpufabricError) as err:
+        fabric_table(hv, list(hv))
+    assert "gpu01: roce_rails[rail0].vfs[id=12].id=12: PF enp12s0np0 will have 8 VFs (ids 0..7)" in str(err.value)

@@ -115,3 +115,31 @@ def test_rail_fields_and_shorthand_vars():
             "routes": []}
     assert shorthand_vars(rail) == {"roce_pf": "p", "roce_vlan_id": 7, "roce_pod_subnet": "10.0.0.0/30", "roce_pod_gateway": "10.0.0.2",
                                     "roce_num_vfs": 2, "roce_mtu": 1500, "sriov_networks_ipam_routes": []}
+
+
+def test_a_rails_per_vf_settings_are_converted_as_sriov_vf_converts_them():
+    plan = [dict(PLAN[0], num_vfs=4, vfs=[{"id": "1", "trust": "yes", "link_state": "enable"}]), PLAN[1]]
+    rails, problems = _rails({"roce_rails": plan, "roce_rail_overrides": {"rail1": {"vfs": [{"id": 0, "vlan": 7}]}}})
+    assert problems == []
+    assert [r.get("vfs") for r in rails] == [[{"id": 1, "trust": True, "link_state": "enable"}], [{"id": 0, "vlan": 7}]]
+
+
+@pytest.mark.parametrize(("vfs", "field", "words"), [
+    ([{"id": 8}], "roce_rails[rail1].vfs[id=8].id", "will have 8 VFs (ids 0..7)"),
+    ([{"id": 1, "mac": "03:00:00:00:00:01"}], "roce_rails[rail1].vfs[id=1].mac", "multicast"),
+    ([{"id": 1, "min_tx_rate": 500, "max_tx_rate": 100}], "roce_rails[rail1].vfs[id=1].min_tx_rate", "above max_tx_rate"),
+    ([{"id": 1}, {"id": 1}], "roce_rails[rail1].vfs[id=1]", "listed twice"),
+    ([{"id": "one"}], "roce_rails[rail1].vfs", "convert"),
+    ([{"id": 1, "trusted": True}], "roce_rails[rail1].vfs", "trusted"),
+])
+def test_a_rails_bad_per_vf_settings_name_the_rail_the_vf_and_the_fix(vfs, field, words):
+    _, problems = _rails({"roce_rails": PLAN, "roce_rail_overrides": {"rail1": {"vfs": vfs}}})
+    assert [p[0] for p in problems] == [field]
+    assert words in problems[0][2]
+    assert "roce_rail_overrides.rail1.vfs" in problems[0][3]
+
+
+def test_roce_vfs_with_rails_is_refused_instead_of_setting_no_vf():
+    _, problems = _rails({"roce_rails": PLAN, "roce_vfs": [{"id": 6, "vlan": 100}]})
+    assert [p[0] for p in problems] == ["roce_vfs"]
+    assert "roce_rail_overrides.<rail>.vfs" in problems[0][3]
