@@ -133,13 +133,13 @@ def test_a_rails_per_vf_settings_are_converted_as_sriov_vf_converts_them():
     ([{"id": 1, "trusted": True}], "roce_rails[rail1].vfs", "trusted"),
 ])
 def test_a_rails_bad_per_vf_settings_name_the_rail_the_vf_and_the_fix(vfs, field, words):
-    _, problems = _rails({"roce_rails": PLAN, "roce_rail_overrides": {"rail1": {"vfs": vfs}}})
+    problems = _rails({"roce_rails": PLAN, "roce_rail_overrides": {"rail1": {"vfs": vfs}}})[1]
     assert [p[0] for p in problems] == [field]
     assert words in problems[0][2]
     assert "roce_rail_overrides.rail1.vfs" in problems[0][3]
 
 
 def test_roce_vfs_with_rails_is_refused_instead_of_setting_no_vf():
-    _, problems = _rails({"roce_rails": PLAN, "roce_vfs": [{"id": 6, "vlan": 100}]})
+    problems = _rails({"roce_rails": PLAN, "roce_vfs": [{"id": 6, "vlan": 100}]})[1]
     assert [p[0] for p in problems] == ["roce_vfs"]
     assert "roce_rail_overrides.<rail>.vfs" in problems[0][3]
