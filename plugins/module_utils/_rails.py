@@ -32,8 +32,7 @@ import re
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError
-from ansible_collections.gpufabric.roce.plugins.module_utils._sriov_vf import VF_OPTIONS
-from ansible_collections.gpufabric.roce.plugins.module_utils._sriov_vf import validate as validate_vfs
+from ansible_collections.gpufabric.roce.plugins.module_utils._sriov_vf import VF_OPTIONS, validate_planned
 
 RAIL_KEYS = ('name', 'pf', 'vlan', 'subnet', 'gateway', 'subnet_pool', 'subnet_prefix', 'num_vfs', 'mtu',
              'resource_name', 'network_name', 'routes', 'sriov_pf', 'vfs')
@@ -241,11 +240,8 @@ def _rail_vfs(rail, field):
                      % (', '.join(VF_OPTIONS), fix_where))]
     vfs = [{k: v for k, v in vf.items() if v is not None} for vf in result.validated_parameters['vfs']]
     num_vfs = rail.get('num_vfs')
-    # As on a PF that has no VFs yet: the node's own state (totalvfs, a VF reset) is sriov_vf's to check.
-    state = {'exists': True, 'sriov_capable': True, 'num_vfs': 0, 'total_vfs': None}
     try:
-        validate_vfs('', rail.get('sriov_pf') or rail['pf'], state, num_vfs=int(num_vfs) if num_vfs is not None else 0,
-                     vfs=vfs, allow_vf_reset=True)
+        validate_planned('', rail.get('sriov_pf') or rail['pf'], num_vfs=int(num_vfs) if num_vfs is not None else 0, vfs=vfs)
     except (TypeError, ValueError):
         return vfs, []  # num_vfs of the wrong type: the renderers' check names it
     except GpufabricError as exc:

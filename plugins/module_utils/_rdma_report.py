@@ -463,5 +463,5 @@ def pod_rail_addresses(pod, rails):
     for rail in rails or []:
         want = rail.get('network')
         net = next((n for n in status if n.get('name') == want or (n.get('name') or '').split('/')[-1] == want), {})
-        out.append({'name': rail.get('rail'), 'address': _ipv4(net) if net else None, 'netdev': net.get('interface')})
+        out.append({'name': rail.get('rail'), 'address': _ipv4(net), 'netdev': net.get('interface')})
     return out

@@ -195,6 +195,16 @@ def validate(host, pf, pf_state, *, num_vfs, vfs, allow_vf_reset):
                                  'set min_tx_rate <= max_tx_rate, or max_tx_rate: 0 for no ceiling')
 
 
+# A PF as the controller pictures it before phase 1: present, SR-IOV capable, no VFs yet. What only
+# the node knows (its totalvfs, whether a VF reset is needed) sriov_vf checks there.
+_PLANNED_PF = {'exists': True, 'sriov_capable': True, 'num_vfs': 0, 'total_vfs': None}
+
+
+def validate_planned(host, pf, *, num_vfs, vfs):
+    """``validate`` for VF settings read from the inventory, before any node is reached."""
+    validate(host, pf, dict(_PLANNED_PF), num_vfs=num_vfs, vfs=vfs, allow_vf_reset=True)
+
+
 def numvfs_writes(current, requested):
     """The sysfs writes that take sriov_numvfs from current to requested."""
     if requested is None or requested == current:

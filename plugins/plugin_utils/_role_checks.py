@@ -22,7 +22,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_operator impor
     render_nic_cluster_policy,
 )
 from ansible_collections.gpufabric.roce.plugins.module_utils._perftest_cmdline import TESTS
-from ansible_collections.gpufabric.roce.plugins.module_utils._sriov_vf import validate as validate_vfs
+from ansible_collections.gpufabric.roce.plugins.module_utils._sriov_vf import validate_planned
 
 # A Go duration as Flux reads spec.interval: 10m, 1h30m, 45s.
 GO_DURATION_RE = re.compile(r'([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+\Z', re.ASCII)
@@ -36,9 +36,6 @@ def _host_network(params, host, inventory):
         return problems  # the VFs are the operator's: roce_vfs is not applied
     vfs = params.get('host_network_vfs') or []
     num_vfs = params.get('host_network_num_vfs')
-    # As sriov_vf will see them, on a PF that exists and has no VFs yet: what the node adds (the PF, its
-    # totalvfs, a VF reset) is checked there.
-    state = {'exists': True, 'sriov_capable': True, 'num_vfs': 0, 'total_vfs': None}
     pf = params.get('host_network_sriov_pf')
     if ifname_problem(pf):
         pf = 'pf0'  # its name is refused elsewhere (vlan_gateway_fabric); here it is only named
@@ -52,8 +49,8 @@ def _host_network(params, host, inventory):
         if vf is not None and not (isinstance(vf, dict) and isinstance(vf.get('id'), int) and not isinstance(vf.get('id'), bool)):
             continue  # the spec's message names it
         try:
-            validate_vfs(host, pf, state, num_vfs=num_vfs, vfs=[] if vf is None else [{k: v for k, v in vf.items() if v is not None}],
-                         allow_vf_reset=True)
+            # As sriov_vf will see them on the node (the PF, its totalvfs, a VF reset are checked there).
+            validate_planned(host, pf, num_vfs=num_vfs, vfs=[] if vf is None else [{k: v for k, v in vf.items() if v is not None}])
         except (TypeError, ValueError):
             continue  # a value of the wrong type, which the spec's message names
         except GpufabricError as exc:
