@@ -18,7 +18,7 @@ import textwrap
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 # molecule 25 frames every line of a playbook's output with a box-drawing gutter.
 _GUTTER = re.compile(r"^\s*[│┌└├]\s?")
-_TASK = re.compile(r"^(TASK|PLAY) \[")
+_TASK = re.compile(r"^TASK \[")
 _FAIL = re.compile(r"^(fatal|failed): \[")
 _BLOCK_END = re.compile(
     r"^(TASK|PLAY|RUNNING HANDLER) \[|^(ok|changed|skipping|included|fatal|failed): \[|^\.\.\.ignoring|^\[ERROR\]|^PLAY RECAP"
