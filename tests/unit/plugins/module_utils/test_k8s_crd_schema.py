@@ -92,8 +92,11 @@ def test_all_rendered_kinds_are_covered(crds):
 
 
 def test_kind_without_schema_fails_instead_of_skipping(crds):
-    ippool = {"apiVersion": "nv-ipam.nvidia.com/v1alpha1", "kind": "IPPool", "metadata": {"name": "roce-pool", "namespace": "nvidia-network-operator"}}
-    with pytest.raises(CrdError, match="no CRD schema for nv-ipam.nvidia.com/v1alpha1 IPPool"):
+    # whereabouts' IPPool: the kind name that nv-ipam also uses, in a group with no CRD in the directory, so
+    # the lookup must go by group/version and kind, not by kind alone.
+    ippool = {"apiVersion": "whereabouts.cni.cncf.io/v1alpha1", "kind": "IPPool", "metadata": {"name": "roce-pool", "namespace": "kube-system"}}
+    assert ("whereabouts.cni.cncf.io/v1alpha1", "IPPool") not in crds
+    with pytest.raises(CrdError, match="no CRD schema for whereabouts.cni.cncf.io/v1alpha1 IPPool"):
         validate_object(ippool, crds)
 
 
