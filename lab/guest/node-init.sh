@@ -93,6 +93,14 @@ mkdir -p /run/sshd /var/empty
 sed 's/^root:[^:]*:/root:*:/' /etc/shadow > /run/lab-shadow
 chmod 600 /run/lab-shadow
 mount --bind /run/lab-shadow /etc/shadow
+# /root is the controller's, shared read-only. sshd runs each Ansible command through root's bash,
+# which sources ~/.bashrc for SSH sessions: the controller's interactive set-up (pyenv init on this
+# workplace's machines: several seconds of bash per task under TCG, and a "cannot rehash" warning on
+# every command). The node's sessions get empty dotfiles instead; nothing in the lab needs them.
+: > /run/lab-empty-dotfile
+for rc in /root/.bashrc /root/.bash_profile /root/.profile; do
+    if [ -e "$rc" ]; then mount --bind /run/lab-empty-dotfile "$rc"; fi
+done
 start_sshd() { /usr/sbin/sshd -f "$state/sshd_config" -E "$state/node$idx-sshd.log"; }
 start_sshd
 log "ready"
