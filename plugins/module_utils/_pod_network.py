@@ -293,13 +293,8 @@ def _mixed_family(errors, nodes, fabric, rails):
     if not v4:
         return errors
     ref = fabric[v4[0]]['subnet'] if v4[0] in fabric else rails[v4[0]][0]['subnet']
-    out = []
-    for e in errors:
-        if IPV6_UNSUPPORTED in e.problem:
-            e = GpufabricError(e.host, e.field, e.value, '%s; %s uses IPv4 (%s), and one fabric is one address family' % (
-                e.problem, _with_others(v4), ref), e.fix)
-        out.append(e)
-    return out
+    return [GpufabricError(e.host, e.field, e.value, '%s; %s uses IPv4 (%s), and one fabric is one address family' % (
+        e.problem, _with_others(v4), ref), e.fix) if IPV6_UNSUPPORTED in e.problem else e for e in errors]
 
 
 def fabric_table(hostvars, nodes=None):
