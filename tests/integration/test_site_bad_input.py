@@ -161,6 +161,12 @@ def test_a_non_ascii_pf_name_is_shown_as_written(inv):
     assert "\\u00e9" not in site(inv)[1]
 
 
+def test_a_non_ascii_node_name_is_shown_as_written(inv):
+    append(inv / "host_vars" / "node2.yml", "roce_node_name: nodé2\n")
+    assert_refused_before_phase_1(inv, ['node2: roce_node_name="nodé2": not a valid Kubernetes node name'])
+    assert "\\u00e9" not in site(inv)[1]
+
+
 def test_a_typo_in_a_variable_prefix_is_warned_about(inv):
     append(inv / "group_vars" / "roce_nodes.yml", "sriov_network_trust: \"off\"\n")
     rc, out = site(inv, "--tags", "never")
