@@ -316,8 +316,8 @@ def fabric_table(hostvars, nodes=None):
             fabric[n] = node_fabric(hostvars, n)
         except GpufabricError as exc:
             errors.append(exc)
-    _raise(_mixed_rail_errors(nodes, rails, fabric))
-    _raise(_mixed_family(errors, nodes, fabric, rails))
+    # Every problem at once: the mix of rails and one-rail nodes, then each node's own.
+    _raise(_mixed_rail_errors(nodes, rails, fabric) + _mixed_family(errors, nodes, fabric, rails))
     if rails:
         _raise([GpufabricError(*p) for p in rail_names_problems([(n, [f['rail'] for f in rails[n]]) for n in nodes])])
         return _multirail_table(hostvars, nodes, fabric, rails)
