@@ -3,6 +3,8 @@
 """site.yml refuses bad input of every role in its validation plays, for every host, before phase 1:
 per-VF roce_vfs entries, roce_mtu below 68, network_operator_* values and a kubeconfig path that does not
 exist (also with --limit to a node, when the controller's play does not run), rdma_verify_* values.
+Round three (issue 20): pod subnets outside IPv4 unicast and IPv6, rails beside one-rail nodes, different rail sets,
+zero thresholds, pod mode without an image, values shown as written, a typo in a variable prefix.
 
 Same set-up as test_site_validation.py: a copy of inventories/example, the host phases selected (nothing
 connects to a node when validation stops the run first), ansible-playbook's output read."""
@@ -78,7 +80,7 @@ def test_bad_rdma_verify_values_are_refused_before_phase_1(inv):
            "rdma_verify_hosts: [node1, node3]\n")
     assert_refused_before_phase_1(inv, [
         "node1 (and 1 other host: node2): rdma_verify_tcp_port=70000: is not a TCP port (1..65535)",
-        "rdma_verify_min_bw_gbps=-1.0: must be at least 0 (a bandwidth threshold in Gb/s)",
+        "rdma_verify_min_bw_gbps=-1.0: must be greater than 0 (role gpufabric.roce.rdma_verify). Fix: set a bandwidth in Gb/s, e.g. 80",
         "unknown test(s) ib_foo",
         'rdma_verify_hosts=["node1", "node3"]: not in the inventory: node3',
     ])
