@@ -3,7 +3,9 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Action plugin of gpufabric.roce.manifest_files: write YAML files on the controller in one step."""
 
+import contextlib
 import os
+import re
 import tempfile
 
 import yaml
@@ -25,18 +27,34 @@ def to_yaml(content):
     return text, len(docs)
 
 
+def _tmp_prefix(name):
+    return "." + name + "."
+
+
 def _write_atomically(dest, name, text, perm):
     """Write through a temporary file renamed into place; on any failure (a full disk) remove the temporary."""
-    fd, tmp_path = tempfile.mkstemp(prefix="." + name + ".", dir=dest)
+    fd, tmp_path = tempfile.mkstemp(prefix=_tmp_prefix(name), dir=dest)
     try:
         with os.fdopen(fd, "w") as fh:
             fh.write(text)
         os.chmod(tmp_path, perm)
         os.replace(tmp_path, os.path.join(dest, name))
     except BaseException:
-        if os.path.exists(tmp_path):
+        # The write's own error is the one to report, not a failed clean-up of its temporary.
+        with contextlib.suppress(OSError):
             os.unlink(tmp_path)
         raise
+
+
+def stale_temporaries(dest, names):
+    """Temporaries of this plugin's own naming (``.<file>.XXXXXXXX``, tempfile.mkstemp's 8 characters) for the files
+    ``names`` in ``dest``, left by a run that was killed mid-write: nothing else in the directory matches."""
+    patterns = [re.compile(re.escape(_tmp_prefix(n)) + r"[a-z0-9_]{8}\Z") for n in names]
+    try:
+        entries = os.listdir(dest)
+    except OSError:
+        return []
+    return sorted(os.path.join(dest, e) for e in entries if any(p.match(e) for p in patterns) and os.path.isfile(os.path.join(dest, e)))
 
 
 class ActionModule(ActionBase):
@@ -67,6 +85,17 @@ class ActionModule(ActionBase):
             if not check:
                 os.makedirs(dest, mode=perm | ((perm & 0o444) >> 2), exist_ok=True)
         diffs = []
+        # A run killed mid-write (or an earlier version's failed one) left its temporaries: remove them now.
+        stale = stale_temporaries(dest, files) if os.path.isdir(dest) else []
+        for path in stale:
+            changed = True
+            if not check:
+                try:
+                    os.unlink(path)
+                except OSError as exc:
+                    result.update(failed=True, msg="cannot remove the stale temporary file %s: %s. Fix: remove it by hand, or make %s "
+                                  "writable (roce_render_dir)" % (path, exc.strerror or exc, dest))
+                    return result
         for name in sorted(files):
             text, count = to_yaml(files[name])
             path = os.path.join(dest, name)
@@ -94,7 +123,7 @@ class ActionModule(ActionBase):
                 file_changed = True
             changed = changed or file_changed
             out.append({"path": path, "documents": count, "changed": file_changed})
-        result.update(changed=changed, files=out)
+        result.update(changed=changed, files=out, removed_temporaries=stale)
         if self._task.diff and diffs:
             result["diff"] = diffs
         return result

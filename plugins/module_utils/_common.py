@@ -10,6 +10,7 @@ __metaclass__ = type  # noqa: UP001
 
 import errno
 import glob
+import ipaddress
 import json
 import os
 import re
@@ -32,11 +33,58 @@ class GpufabricError(Exception):
 
 def format_error(host, field, value, problem, fix):
     """``<host>: <field>=<value as JSON>: <problem>. Fix: <fix>``"""
+    return '%s: %s=%s: %s. Fix: %s' % (host, field, shown_value(value), problem, fix)
+
+
+def shown_value(value):
+    """``value`` as JSON, as the user wrote it: non-ASCII characters as they are (not ``\\u00e9``), and the
+    list and mapping subclasses Ansible wraps inventory values in as plain lists and mappings."""
     try:
-        shown = json.dumps(value, sort_keys=True)
+        return json.dumps(value, sort_keys=True, ensure_ascii=False)
     except (TypeError, ValueError):
-        shown = repr(value)
-    return '%s: %s=%s: %s. Fix: %s' % (host, field, shown, problem, fix)
+        pass
+    try:
+        return json.dumps(_plain(value), sort_keys=True, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _plain(value):
+    if isinstance(value, dict):
+        return {'%s' % k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_plain(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    return '%s' % value
+
+
+# Pod networks: the address rules (docs/inventory.md, "Address rules"). One place, read by the fabric plan
+# (roce_pod_subnet, a rail's subnet and subnet_pool) before the first change.
+_NOT_UNICAST = tuple((ipaddress.ip_network(net), what) for net, what in (
+    ('0.0.0.0/8', '"this network" (0.0.0.0/8)'),
+    ('127.0.0.0/8', 'loopback (127.0.0.0/8)'),
+    ('169.254.0.0/16', 'link-local (169.254.0.0/16), which routers do not forward'),
+    ('224.0.0.0/4', 'multicast (224.0.0.0/4)'),
+    ('240.0.0.0/4', 'reserved (240.0.0.0/4, with the broadcast address 255.255.255.255)'),
+    ('::/128', 'the unspecified address (::)'),
+    ('::1/128', 'loopback (::1)'),
+    ('fe80::/10', 'link-local (fe80::/10)'),
+    ('ff00::/8', 'multicast (ff00::/8)'),
+))
+IPV6_UNSUPPORTED = ('IPv6 pod subnets are not supported yet: the VLAN gateways forward IPv4 only, so pods on different nodes '
+                    'could not reach each other')
+POD_SUBNET_EXAMPLE = 'a subnet of a private IPv4 range (10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16)'
+
+
+def pod_subnet_problem(net):
+    """Why the ``ipaddress`` network ``net`` cannot be a pod subnet, or None: it must be IPv4 unicast."""
+    bad = [what for block, what in _NOT_UNICAST if block.version == net.version and net.overlaps(block)]
+    if net.version == 6:
+        return 'is IPv6%s; %s' % (' and in %s' % ', '.join(bad) if bad else '', IPV6_UNSUPPORTED)
+    if bad:
+        return 'is not a unicast range: it is in %s, where no pod or gateway can have an address' % ', '.join(bad)
+    return None
 
 
 class Sysfs:

@@ -45,7 +45,7 @@ def _show(value):
     """Stable, readable rendering of a value for error messages (plain types only)."""
     plain = _plain(value)
     try:
-        return json.dumps(plain, sort_keys=True)
+        return json.dumps(plain, sort_keys=True, ensure_ascii=False)
     except (TypeError, ValueError):
         return repr(plain)
 

@@ -43,7 +43,7 @@ __all__ = ['BW_TESTS', 'DURATION_MARGIN', 'LAT_TESTS', 'MIB', 'TESTS', 'Perftest
            'build_command', 'check_thresholds', 'classify', 'classify_error', 'collect_warnings', 'describe_side',
            'extra_args_problem', 'failure_details', 'failure_message', 'gid_entry', 'gid_to_ipv4', 'input_error',
            'list_devices', 'parse_gid_index', 'parse_output', 'perftest_options', 'read_gid_table', 'read_link_speed',
-           'run', 'select_gid', 'validate']
+           'run', 'select_gid', 'threshold_problem', 'validate']
 
 # perftest's own limits (src/perftest_parameters.h: MAX_SIZE, MIN_ITER, MAX_QP_NUM)
 MAX_SIZE = 8388608
@@ -99,6 +99,22 @@ def parse_gid_index(host, value):
     return index
 
 
+# The thresholds' rule, one place: the module checks it here, and site.yml's validation play through
+# gpufabric.roce.validate_role_arguments (plugin_utils/_role_checks.py) for rdma_verify_<name>, before phase 1.
+# 0 is refused: it would pass every pair, which is "unset", not a threshold.
+THRESHOLDS = {
+    'min_bw_gbps': (lambda v: v > 0, 'must be greater than 0', 'set a bandwidth in Gb/s, e.g. 80'),
+    'min_bw_pct_of_link': (lambda v: 0 < v <= 100, 'must be above 0 and at most 100', 'set a percentage of the link speed, e.g. 80'),
+    'max_lat_us': (lambda v: v > 0, 'must be greater than 0', 'set a latency in microseconds, e.g. 10'),
+}
+
+
+def threshold_problem(name, value):
+    """``(problem, fix)`` when ``value`` is no valid threshold ``name`` (a key of THRESHOLDS), else None."""
+    ok, problem, fix = THRESHOLDS[name]
+    return None if ok(value) else (problem, fix)
+
+
 def validate(host, params):
     """Checks the values Ansible's argument_spec cannot; raises PerftestError before anything runs.
 
@@ -147,28 +163,17 @@ def validate(host, params):
                           'is shorter than duration=%d plus %d s for connecting and reporting' % (duration, DURATION_MARGIN),
                           'set timeout to at least %d' % (duration + DURATION_MARGIN))
 
-    if params.get('min_bw_gbps') is not None:
-        if test not in BW_TESTS:
-            raise input_error(host, 'min_bw_gbps', params['min_bw_gbps'], '%s measures latency, not bandwidth' % test,
-                              'use max_lat_us for latency tests, or run one of %s' % ', '.join(BW_TESTS))
-        if params['min_bw_gbps'] <= 0:
-            raise input_error(host, 'min_bw_gbps', params['min_bw_gbps'], 'must be greater than 0',
-                              'set a bandwidth in Gb/s, e.g. 80')
-    if params.get('min_bw_pct_of_link') is not None:
-        if test not in BW_TESTS:
-            raise input_error(host, 'min_bw_pct_of_link', params['min_bw_pct_of_link'],
-                              '%s measures latency, not bandwidth' % test,
-                              'use max_lat_us for latency tests, or run one of %s' % ', '.join(BW_TESTS))
-        if not 0 < params['min_bw_pct_of_link'] <= 100:
-            raise input_error(host, 'min_bw_pct_of_link', params['min_bw_pct_of_link'], 'must be above 0 and at most 100',
-                              'set a percentage of the link speed, e.g. 80')
-    if params.get('max_lat_us') is not None:
-        if test not in LAT_TESTS:
-            raise input_error(host, 'max_lat_us', params['max_lat_us'], '%s measures bandwidth, not latency' % test,
-                              'use min_bw_gbps or min_bw_pct_of_link for bandwidth tests, or run one of %s' % ', '.join(LAT_TESTS))
-        if params['max_lat_us'] <= 0:
-            raise input_error(host, 'max_lat_us', params['max_lat_us'], 'must be greater than 0',
-                              'set a latency in microseconds, e.g. 10')
+    for field, tests, other in (('min_bw_gbps', BW_TESTS, ('latency, not bandwidth', 'max_lat_us for latency tests')),
+                                ('min_bw_pct_of_link', BW_TESTS, ('latency, not bandwidth', 'max_lat_us for latency tests')),
+                                ('max_lat_us', LAT_TESTS, ('bandwidth, not latency', 'min_bw_gbps or min_bw_pct_of_link for bandwidth tests'))):
+        if params.get(field) is None:
+            continue
+        if test not in tests:
+            raise input_error(host, field, params[field], '%s measures %s' % (test, other[0]),
+                              'use %s, or run one of %s' % (other[1], ', '.join(tests)))
+        problem = threshold_problem(field, params[field])
+        if problem:
+            raise input_error(host, field, params[field], *problem)
 
     problem = extra_args_problem(params, gid_index)
     if problem:

@@ -14,8 +14,14 @@ __metaclass__ = type  # noqa: UP001
 
 import ipaddress
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError, check_ifname
-from ansible_collections.gpufabric.roce.plugins.module_utils._rails import node_rails, rail_field, shorthand_vars
+from ansible_collections.gpufabric.roce.plugins.module_utils._common import (
+    IPV6_UNSUPPORTED,
+    POD_SUBNET_EXAMPLE,
+    GpufabricError,
+    check_ifname,
+    pod_subnet_problem,
+)
+from ansible_collections.gpufabric.roce.plugins.module_utils._rails import node_rails, rail_field, rail_names_problems, shorthand_vars
 
 DEFAULT_VLAN_ID = 100
 DEFAULT_MTU = 9000
@@ -56,8 +62,13 @@ def _get(hostvars, host, key, default=None):
     return default if value is None else value
 
 
-def node_fabric(hostvars, host):
-    """Validated pod network of one node: pf, vlan_id, mtu, subnet, gateway."""
+SUBNET_FIX = ('set roce_pod_subnet to %s, disjoint from the other nodes\', and roce_pod_gateway to a host address in it, '
+              'e.g. roce_pod_subnet: 10.255.0.0/30 with roce_pod_gateway: 10.255.0.2' % POD_SUBNET_EXAMPLE)
+
+
+def node_fabric(hostvars, host, subnet_fix=SUBNET_FIX):
+    """Validated pod network of one node: pf, vlan_id, mtu, subnet, gateway. ``subnet_fix``: how to fix a
+    subnet outside the address rules, in the words of the variable the user wrote (a rail's own)."""
     pf = _get(hostvars, host, 'roce_pf')
     if not pf:
         raise GpufabricError(host, 'roce_pf', None, 'is not set', 'set roce_pf to the PF netdev carrying the fabric, e.g. enp157s0np0')
@@ -89,6 +100,9 @@ def node_fabric(hostvars, host):
     if '%s' % subnet != '%s' % raw_subnet:
         raise GpufabricError(host, 'roce_pod_subnet', raw_subnet, 'is not a network address in CIDR form (host bits set or no prefix)',
                              'use %s' % subnet if '/' in '%s' % raw_subnet else 'add the prefix length, e.g. %s/30' % raw_subnet)
+    problem = pod_subnet_problem(subnet)
+    if problem:
+        raise GpufabricError(host, 'roce_pod_subnet', raw_subnet, problem, subnet_fix)
     raw_gw = _get(hostvars, host, 'roce_pod_gateway')
     if raw_gw is None:
         raise GpufabricError(host, 'roce_pod_gateway', None, 'is not set',
@@ -174,7 +188,9 @@ def node_rail_fabric(hostvars, host, position):
     out = []
     for rail in rails:
         try:
-            f = node_fabric({host: shorthand_vars(rail)}, host)
+            f = node_fabric({host: shorthand_vars(rail)}, host, subnet_fix=(
+                'set the subnet of rail %s (roce_rail_overrides.%s.subnet for this node, or subnet_pool in roce_rails) to %s, '
+                'disjoint from the other rails\' and nodes\', e.g. 10.101.0.0/24' % (rail['name'], rail['name'], POD_SUBNET_EXAMPLE)))
         except GpufabricError as exc:
             errors.append(GpufabricError(host, rail_field(rail['name'], exc.field), exc.value, exc.problem, exc.fix))
             continue
@@ -241,6 +257,46 @@ def _plain_fabric(f):
     return {'pf': f['pf'], 'vlan_id': f['vlan_id'], 'mtu': f['mtu'], 'subnet': '%s' % f['subnet'], 'gateway': '%s' % f['gateway']}
 
 
+def _mixed_rail_errors(nodes, rails, fabric):
+    """A fabric is one-rail (roce_pf, roce_pod_subnet, ...) or rails (roce_rails) on every node, not both: a one-rail
+    node shares no plane with the rails, so neither its routes nor the rails' would reach the other. The kind most
+    nodes have is taken as meant (ties: rails), so the odd nodes are named. ``rails``: the nodes with roce_rails."""
+    with_rails = [n for n in nodes if n in rails]
+    if not with_rails or len(with_rails) == len(nodes):
+        return []
+    one_rail = [n for n in nodes if n not in rails]
+    fix = ('use one kind for every node of roce_nodes: set roce_rails for all of them (group_vars/roce_nodes; a node\'s own pf, '
+           'subnet and gateway of a rail go in roce_rail_overrides.<rail>), or remove roce_rails everywhere and give each node '
+           'roce_pf, roce_pod_subnet and roce_pod_gateway')
+    if len(with_rails) >= len(one_rail):
+        ref = _with_others(with_rails)
+        return [GpufabricError(n, 'roce_rails', None, 'is not set on this node (a one-rail node%s), but %s %s roce_rails; '
+                               'one fabric cannot mix the two' % (
+                                   ': roce_pod_subnet %s' % fabric[n]['subnet'] if n in fabric else '', ref,
+                                   'has' if len(with_rails) == 1 else 'have'), fix)
+                for n in one_rail]
+    ref = _with_others(one_rail)
+    return [GpufabricError(n, 'roce_rails', [f['rail'] for f in rails[n]],
+                           'is set on this node, but %s %s the one-rail variables (roce_pf, roce_pod_subnet) and no roce_rails; '
+                           'one fabric cannot mix the two' % (ref, 'uses' if len(one_rail) == 1 else 'use'), fix)
+            for n in with_rails]
+
+
+def _with_others(hosts):
+    others = len(hosts) - 1
+    return hosts[0] if not others else '%s (and %d other node%s)' % (hosts[0], others, '' if others == 1 else 's')
+
+
+def _mixed_family(errors, nodes, fabric, rails):
+    """``errors``, with the IPv6 ones saying so when other nodes are IPv4 (one fabric, one address family)."""
+    v4 = [n for n in nodes if n in fabric or rails.get(n)]
+    if not v4:
+        return errors
+    ref = fabric[v4[0]]['subnet'] if v4[0] in fabric else rails[v4[0]][0]['subnet']
+    return [GpufabricError(e.host, e.field, e.value, '%s; %s uses IPv4 (%s), and one fabric is one address family' % (
+        e.problem, _with_others(v4), ref), e.fix) if IPV6_UNSUPPORTED in e.problem else e for e in errors]
+
+
 def fabric_table(hostvars, nodes=None):
     """Validate the pod network of every node once; the result is what each node's plan reads.
 
@@ -260,8 +316,10 @@ def fabric_table(hostvars, nodes=None):
             fabric[n] = node_fabric(hostvars, n)
         except GpufabricError as exc:
             errors.append(exc)
-    _raise(errors)
+    # Every problem at once: the mix of rails and one-rail nodes, then each node's own.
+    _raise(_mixed_rail_errors(nodes, rails, fabric) + _mixed_family(errors, nodes, fabric, rails))
     if rails:
+        _raise([GpufabricError(*p) for p in rail_names_problems([(n, [f['rail'] for f in rails[n]]) for n in nodes])])
         return _multirail_table(hostvars, nodes, fabric, rails)
     _raise(_overlaps(nodes, fabric) + _vlan_errors(nodes, fabric) if nodes else [])
     return {

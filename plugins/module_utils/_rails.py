@@ -31,7 +31,7 @@ import re
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError
+from ansible_collections.gpufabric.roce.plugins.module_utils._common import POD_SUBNET_EXAMPLE, GpufabricError, pod_subnet_problem, shown_value
 from ansible_collections.gpufabric.roce.plugins.module_utils._sriov_vf import VF_OPTIONS, validate_planned
 
 RAIL_KEYS = ('name', 'pf', 'vlan', 'subnet', 'gateway', 'subnet_pool', 'subnet_prefix', 'num_vfs', 'mtu',
@@ -92,6 +92,10 @@ def _pool_subnet(rail, index):
     except ValueError:
         return None, (field + '.subnet_pool', rail['subnet_pool'], 'is not a network address in CIDR form',
                       'write it like 10.101.0.0/16 (no host bits set)')
+    problem = pod_subnet_problem(pool)
+    if problem:
+        return None, (field + '.subnet_pool', rail['subnet_pool'], problem,
+                      'set subnet_pool to %s, its own per rail, e.g. subnet_pool: 10.101.0.0/16 with subnet_prefix: 24' % POD_SUBNET_EXAMPLE)
     raw_prefix = rail.get('subnet_prefix')
     raw_prefix = DEFAULT_SUBNET_PREFIX if raw_prefix is None else raw_prefix
     longest = pool.max_prefixlen - (2 if pool.version == 4 else 1)
@@ -277,6 +281,30 @@ def rail_network_name(name_prefix, node_name, rail):
     if rail.get('network_name'):
         return '%s-%s' % (rail['network_name'], _slug(node_name))
     return '%s-%s-%s' % (name_prefix, _slug(node_name), rail['name'])
+
+
+def rail_names_problems(names_by_host):
+    """Every node must have the same rails, in the same order: a rail is one switch plane every node joins, routes
+    stay on their rail, and verification tests rail *i* of a node against rail *i* of the next.
+    ``names_by_host``: ``[(host, [rail names])]`` in roce_nodes order. The rails most nodes have are taken as
+    meant (ties: the first node's), so one wrong host_vars line names that node, not the other 999.
+    Returns ``(host, field, value, problem, fix)`` for the odd nodes."""
+    counts, first = {}, {}
+    for host, names in names_by_host:
+        key = tuple(names)
+        counts[key] = counts.get(key, 0) + 1
+        first.setdefault(key, host)
+    if len(counts) < 2:
+        return []
+    order = {h: i for i, (h, _names) in enumerate(names_by_host)}
+    meant = max(counts, key=lambda k: (counts[k], -order[first[k]]))
+    others = counts[meant] - 1
+    where = '%s%s' % (first[meant], ' and %d other node%s' % (others, '' if others == 1 else 's') if others else '')
+    return [(host, 'roce_rails', list(names), 'the node\'s rails differ from the rails %s of %s: every node must have the same rails '
+             'in the same order (a rail is one switch plane; verification tests rail i to rail i)' % (shown_value(list(meant)), where),
+             'set roce_rails once for all nodes (group_vars/roce_nodes) and remove it from this node\'s host_vars; '
+             'change a node\'s pf, subnet or gateway of a rail in roce_rail_overrides.<rail>')
+            for host, names in names_by_host if tuple(names) != meant]
 
 
 def vlan_problems(rails_by_host, hosts):

@@ -15,6 +15,8 @@ import json
 import re
 from xml.etree import ElementTree as ET
 
+from ansible_collections.gpufabric.roce.plugins.module_utils._common import format_error
+
 KINDS = ('ping', 'bw', 'lat')
 MAX_POD_NAME = 63
 
@@ -24,11 +26,7 @@ class ReportError(Exception):
 
 
 def _err(host, field, value, problem, fix):
-    try:
-        shown = json.dumps(value, sort_keys=True)
-    except (TypeError, ValueError):
-        shown = repr(value)
-    return ReportError('%s: %s=%s: %s. Fix: %s' % (host, field, shown, problem, fix))
+    return ReportError(format_error(host, field, value, problem, fix))
 
 
 # ---------------------------------------------------------------------------------------------

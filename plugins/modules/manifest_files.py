@@ -18,6 +18,8 @@ description:
   - Used by the P(gpufabric.roce.network_operator#role) and P(gpufabric.roce.sriov_networks#role) roles when
     C(roce_k8s_mode=render). Files are written on the Ansible controller, whatever host the task runs for.
   - A file is only rewritten when its content changes (atomic replace), so reruns report no change.
+  - A write that fails (a full disk) removes its temporary file. Temporaries of the plugin's own naming
+    (C(.<file>.XXXXXXXX) for a file of O(files)) that a killed run left in O(dest) are removed by the next run.
   - This is an action plugin; the module file only holds the documentation.
 author:
   - gpufabric.roce maintainers (@gpufabric)
@@ -67,6 +69,12 @@ files:
   type: list
   elements: dict
   sample: [{"path": "/srv/gitops/sriov-networks/sriov-networks.yaml", "documents": 2, "changed": true}]
+removed_temporaries:
+  description: Stale temporary files of an earlier run removed from O(dest) (in check mode, those that would be).
+  returned: always
+  type: list
+  elements: str
+  sample: ["/srv/gitops/sriov-networks/.sriov-network-node-policies.yaml.k2j9x_7q"]
 """
 
 from ansible.module_utils.basic import AnsibleModule

@@ -17,6 +17,9 @@ description:
     is templated) and warns about each one whose name starts with C(roce_), C(preflight_), C(host_network_),
     C(network_operator_), C(sriov_networks_) or C(rdma_verify_) but that no role of gpufabric.roce knows, such as the
     typo C(roce_vlan) for C(roce_vlan_id). Such a variable does nothing, silently.
+  - A typo in the prefix itself is caught too when the name with the prefix corrected is a known variable, such as
+    C(sriov_network_trust) for C(sriov_networks_trust) or C(roc_mtu) for C(roce_mtu); other variables outside the
+    prefixes are left alone.
   - Known are the options of every entry point of each role's C(meta/argument_specs.yml), the keys of its
     C(defaults/main.yml), and the shared C(roce_*) variables of C(docs/inventory.md) with the rollout knobs of
     C(playbooks/site.yml) (C(roce_serial), C(roce_max_fail_percentage), C(roce_strategy)).

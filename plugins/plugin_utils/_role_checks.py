@@ -21,6 +21,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_operator impor
     render_helm_values,
     render_nic_cluster_policy,
 )
+from ansible_collections.gpufabric.roce.plugins.module_utils._perftest import THRESHOLDS, threshold_problem
 from ansible_collections.gpufabric.roce.plugins.module_utils._perftest_cmdline import TESTS
 from ansible_collections.gpufabric.roce.plugins.module_utils._sriov_vf import validate_planned
 
@@ -64,6 +65,14 @@ def _host_network(params, host, inventory):
     return problems
 
 
+def _shown_kubeconfig(value):
+    """A kubeconfig of the wrong type as the user wrote it (a list as the list), but never a mapping's content:
+    a kubeconfig mapping carries credentials."""
+    if isinstance(value, (list, tuple)):
+        return [v if v is None or isinstance(v, (str, int, float, bool)) else '<a mapping, not shown>' for v in value]
+    return value if isinstance(value, (int, float, bool)) else '<%s>' % type(value).__name__
+
+
 def _network_operator(params, host, inventory):
     problems, seen = [], set()
     for render, keys in ((render_helm_values, HELM_BUILTIN_DEFAULTS), (render_chart_reference, HELM_BUILTIN_DEFAULTS),
@@ -93,7 +102,7 @@ def _network_operator(params, host, inventory):
                              'set network_operator_kubeconfig to the path of a kubeconfig file on the controller (AWX - a '
                              'credential file), give its content as a mapping, or leave it empty for ~/.kube/config or the in-cluster account'))
     elif kubeconfig not in (None, '') and not isinstance(kubeconfig, (str, dict)):
-        problems.append(('network_operator_kubeconfig', '<%s>' % type(kubeconfig).__name__, 'must be a path or a mapping',
+        problems.append(('network_operator_kubeconfig', _shown_kubeconfig(kubeconfig), 'must be a path or a mapping',
                          'set it to the path of a kubeconfig file on the controller or to its content as a mapping'))
     return problems
 
@@ -111,9 +120,6 @@ _RDMA_MINIMA = (
     ('rdma_verify_connect_retries', 0, 'a retry count'),
     ('rdma_verify_ping_count', 1, 'a ping count'),
     ('rdma_verify_ping_timeout', 1, 'a timeout in seconds'),
-    ('rdma_verify_min_bw_gbps', 0, 'a bandwidth threshold in Gb/s'),
-    ('rdma_verify_min_bw_pct_of_link', 0, 'a share of the link speed in percent'),
-    ('rdma_verify_max_lat_us', 0, 'a latency threshold in microseconds'),
 )
 
 
@@ -123,9 +129,17 @@ def _rdma_verify(params, host, inventory):
         value = params.get(key)
         if value is not None and value < low:
             problems.append((key, value, 'must be at least %s (%s)' % (low, what), 'set %s to %s or more, or leave it unset' % (key, low)))
-    pct = params.get('rdma_verify_min_bw_pct_of_link')
-    if pct is not None and pct > 100:
-        problems.append(('rdma_verify_min_bw_pct_of_link', pct, 'is above 100 (percent of the link speed)', 'set it to 0..100, e.g. 80'))
+    for name in THRESHOLDS:
+        key = 'rdma_verify_' + name
+        value = params.get(key)
+        problem = threshold_problem(name, value) if value is not None else None
+        if problem:
+            # The perftest module's rule, as it would refuse the value in phase 5.
+            problems.append((key, value, problem[0], '%s (%s: %s), or leave it unset for no threshold' % (problem[1], key, problem[1].rsplit(' ', 1)[-1])))
+    if params.get('rdma_verify_mode') == 'pod' and not params.get('rdma_verify_pod_image'):
+        problems.append(('rdma_verify_pod_image', params.get('rdma_verify_pod_image'), 'is empty, and rdma_verify_mode is pod: the test pods need an image',
+                         'set rdma_verify_pod_image to an image with perftest and ping (a mirror for air-gapped clusters), '
+                         'or set rdma_verify_mode: host'))
     port = params.get('rdma_verify_tcp_port')
     if port is not None and not 1 <= port <= PORT_MAX:
         problems.append(('rdma_verify_tcp_port', port, 'is not a TCP port (1..65535)', 'set rdma_verify_tcp_port to a free port, e.g. 18515'))

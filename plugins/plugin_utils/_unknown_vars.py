@@ -25,6 +25,9 @@ SHARED_ROCE_VARS = frozenset((
     'roce_rails', 'roce_rail_overrides', 'roce_node_index',
 ))
 SHOWN_HOSTS = 3
+# How alike a name's leading words must be to a prefix to count as a typo of it (roc_ -> roce_: 0.86,
+# sriov_network_ -> sriov_networks_: 0.96; rack_ -> roce_: 0.5).
+NEAR_PREFIX = 0.75
 # Names users are known to reach for, and where that setting really lives.
 MOVED = {
     'network_operator_image_pull_secrets': 'network_operator_airgap.image_pull_secrets',
@@ -54,19 +57,55 @@ def in_namespace(name):
     return isinstance(name, str) and name.startswith(PREFIXES)
 
 
+def near_miss(name, known):
+    """The known name ``name`` was meant to be when its prefix is a near miss of one of PREFIXES
+    (``sriov_network_trust``, ``roc_mtu``, ``rdmaverify_tests``), else None. Only a name whose corrected
+    form is known counts, so a variable of the user's own that merely looks alike is left alone."""
+    if not isinstance(name, str) or in_namespace(name):
+        return None
+    parts = name.split('_')
+    for prefix in PREFIXES:
+        want = prefix[:-1]
+        segments = want.count('_') + 1
+        # The typo may drop or add an underscore inside the prefix (sriovnetworks_trust, rdma_ver_ify_tests).
+        for n in (segments - 1, segments, segments + 1):
+            if not 1 <= n < len(parts):
+                continue
+            head = '_'.join(parts[:n])
+            if head != want and difflib.SequenceMatcher(None, head, want).ratio() >= NEAR_PREFIX:
+                candidate = prefix + '_'.join(parts[n:])
+                if candidate in known:
+                    return candidate
+    return None
+
+
 def find_unknown(host_var_names, known):
-    """``host_var_names``: iterable of (host, names). Returns {name: [hosts]} in first-seen host order."""
-    unknown = {}
+    """``host_var_names``: iterable of (host, names). Returns {name: [hosts]} in first-seen host order: the unread
+    names of the collection's namespaces and the near misses of its prefixes (see ``near_miss``)."""
+    unknown, outside = {}, {}
     for host, names in host_var_names:
         for name in names:
-            if in_namespace(name) and name not in known:
-                unknown.setdefault(name, []).append(host)
+            if in_namespace(name):
+                if name in known:
+                    continue
+            elif not isinstance(name, str):
+                continue
+            else:
+                # Inventories repeat the same names on every host: decide once per name.
+                if name not in outside:
+                    outside[name] = near_miss(name, known) is not None
+                if not outside[name]:
+                    continue
+            unknown.setdefault(name, []).append(host)
     return unknown
 
 
 def suggestion(name, known):
     if name in MOVED:
         return MOVED[name]
+    near = near_miss(name, known)
+    if near:
+        return near
     close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
     if close:
         return close[0]

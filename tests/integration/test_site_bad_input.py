@@ -3,6 +3,8 @@
 """site.yml refuses bad input of every role in its validation plays, for every host, before phase 1:
 per-VF roce_vfs entries, roce_mtu below 68, network_operator_* values and a kubeconfig path that does not
 exist (also with --limit to a node, when the controller's play does not run), rdma_verify_* values.
+Round three (issue 20): pod subnets outside IPv4 unicast and IPv6, rails beside one-rail nodes, different rail sets,
+zero thresholds, pod mode without an image, values shown as written, a typo in a variable prefix.
 
 Same set-up as test_site_validation.py: a copy of inventories/example, the host phases selected (nothing
 connects to a node when validation stops the run first), ansible-playbook's output read."""
@@ -78,7 +80,7 @@ def test_bad_rdma_verify_values_are_refused_before_phase_1(inv):
            "rdma_verify_hosts: [node1, node3]\n")
     assert_refused_before_phase_1(inv, [
         "node1 (and 1 other host: node2): rdma_verify_tcp_port=70000: is not a TCP port (1..65535)",
-        "rdma_verify_min_bw_gbps=-1.0: must be at least 0 (a bandwidth threshold in Gb/s)",
+        "rdma_verify_min_bw_gbps=-1.0: must be greater than 0 (role gpufabric.roce.rdma_verify). Fix: set a bandwidth in Gb/s, e.g. 80",
         "unknown test(s) ib_foo",
         'rdma_verify_hosts=["node1", "node3"]: not in the inventory: node3',
     ])
@@ -88,6 +90,91 @@ def test_bad_rdma_verify_values_in_pod_mode_are_refused_on_the_controller(inv):
     append(inv / "group_vars" / "k8s_controller.yml", "rdma_verify_mode: pod\nrdma_verify_pod_image: perftest:1\nrdma_verify_tcp_port: -1\n")
     append(inv / "group_vars" / "roce_nodes.yml", "rdma_verify_mode: pod\n")
     assert_refused_before_phase_1(inv, ["localhost: rdma_verify_tcp_port=-1: is not a TCP port (1..65535)"])
+
+
+# ---- issue 20: addresses, rails, thresholds, pod image, values as written, prefix typos ----------------------
+
+@pytest.mark.parametrize(("subnet", "gateway", "problem"), [
+    ("224.0.0.0/30", "224.0.0.2", "is not a unicast range: it is in multicast (224.0.0.0/4)"),
+    ("127.0.0.0/30", "127.0.0.2", "is not a unicast range: it is in loopback (127.0.0.0/8)"),
+    ("fd00:0:0:2::/64", "fd00:0:0:2::1", "is IPv6; IPv6 pod subnets are not supported yet: the VLAN gateways forward IPv4 only, so pods "
+     "on different nodes could not reach each other; node1 uses IPv4 (10.255.0.0/30), and one fabric is one address family"),
+    ("ff02::/120", "ff02::1", "is IPv6 and in multicast (ff00::/8); IPv6 pod subnets are not supported yet"),
+], ids=["ipv4-multicast", "ipv4-loopback", "ipv6-beside-ipv4", "ipv6-multicast"])
+def test_pod_subnets_that_are_not_ipv4_unicast_are_refused_before_phase_1(inv, subnet, gateway, problem):
+    append(inv / "host_vars" / "node2.yml", "roce_pod_subnet: %s\nroce_pod_gateway: %s\n" % (subnet, gateway))
+    assert_refused_before_phase_1(inv, [
+        'node2: roce_pod_subnet="%s": %s' % (subnet, problem),
+        "Fix: set roce_pod_subnet to a subnet of a private IPv4 range (10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16)",
+    ])
+
+
+def test_the_address_fix_applied_passes(inv):
+    append(inv / "host_vars" / "node2.yml", "roce_pod_subnet: 224.0.0.0/30\nroce_pod_gateway: 224.0.0.2\n")
+    append(inv / "host_vars" / "node2.yml", "roce_pod_subnet: 10.255.0.4/30\nroce_pod_gateway: 10.255.0.6\n")
+    rc, out = site(inv, "--tags", "never")
+    assert rc == 0, out
+
+
+def test_a_rails_node_beside_a_one_rail_node_is_refused_before_phase_1(inv):
+    """Before: accepted here; phase 2's plan then failed with the bare message 'subnet'."""
+    append(inv / "host_vars" / "node2.yml", "roce_rails:\n  - {name: rail0, pf: enp12s0np0, vlan: 101, subnet_pool: 10.101.0.0/16}\n")
+    assert_refused_before_phase_1(inv, [
+        "node1: roce_rails=null: is not set on this node (a one-rail node: roce_pod_subnet 10.255.0.0/30), but node2 has roce_rails; "
+        "one fabric cannot mix the two. Fix: use one kind for every node of roce_nodes",
+    ], "--tags", "host_network")
+
+
+def test_nodes_with_different_rails_are_refused_before_phase_1(tmp_path):
+    """Before: refused only in phase 5 (rdma_verify_plan), after phases 1-2 had changed the nodes."""
+    inv = _runner.copy_inventory("example-multirail", tmp_path / "inv")
+    append(inv / "host_vars" / "gpu-node02.yml", "roce_rails:\n" + "".join(
+        "  - {name: rail%d, pf: enp%ds0np0, vlan: %d, subnet_pool: 10.%d.0.0/16, subnet_prefix: 24}\n" % (i, 12 + i, 101 + i, 101 + i)
+        for i in range(1, 8)))  # rail0 missing
+    assert_refused_before_phase_1(inv, [
+        'gpu-node02: roce_rails=["rail1", "rail2", "rail3", "rail4", "rail5", "rail6", "rail7"]: the node\'s rails differ from the rails '
+        '["rail0", "rail1", "rail2", "rail3", "rail4", "rail5", "rail6", "rail7"] of gpu-node01',
+        "Fix: set roce_rails once for all nodes (group_vars/roce_nodes) and remove it from this node's host_vars",
+    ], "--tags", "host_network,verify")
+
+
+def test_zero_thresholds_are_refused_before_phase_1_as_the_perftest_module_would(inv):
+    append(inv / "group_vars" / "roce_nodes.yml", "rdma_verify_min_bw_gbps: 0\nrdma_verify_min_bw_pct_of_link: 0\nrdma_verify_max_lat_us: 0\n")
+    assert_refused_before_phase_1(inv, [
+        "node1 (and 1 other host: node2): rdma_verify_min_bw_gbps=0.0: must be greater than 0 (role gpufabric.roce.rdma_verify). "
+        "Fix: set a bandwidth in Gb/s, e.g. 80 (rdma_verify_min_bw_gbps: 80), or leave it unset for no threshold",
+        "rdma_verify_min_bw_pct_of_link=0.0: must be above 0 and at most 100",
+        "rdma_verify_max_lat_us=0.0: must be greater than 0",
+    ], "--tags", "verify")
+
+
+def test_pod_mode_without_an_image_is_refused_on_the_controller_before_phase_1(inv):
+    append(inv / "group_vars" / "k8s_controller.yml", "rdma_verify_mode: pod\n")
+    append(inv / "group_vars" / "roce_nodes.yml", "rdma_verify_mode: pod\n")
+    assert_refused_before_phase_1(inv, [
+        'localhost: rdma_verify_pod_image="": is empty, and rdma_verify_mode is pod: the test pods need an image',
+        "Fix: set rdma_verify_pod_image to an image with perftest and ping",
+    ])
+
+
+def test_a_non_ascii_pf_name_is_shown_as_written(inv):
+    append(inv / "host_vars" / "node2.yml", "roce_pf: enp157s0npé\n")
+    assert_refused_before_phase_1(inv, ['node2: roce_pf="enp157s0npé": is not a valid interface name'])
+    assert "\\u00e9" not in site(inv)[1]
+
+
+def test_a_non_ascii_node_name_is_shown_as_written(inv):
+    append(inv / "host_vars" / "node2.yml", "roce_node_name: nodé2\n")
+    assert_refused_before_phase_1(inv, ['node2: roce_node_name="nodé2": not a valid Kubernetes node name'])
+    assert "\\u00e9" not in site(inv)[1]
+
+
+def test_a_typo_in_a_variable_prefix_is_warned_about(inv):
+    append(inv / "group_vars" / "roce_nodes.yml", "sriov_network_trust: \"off\"\n")
+    rc, out = site(inv, "--tags", "never")
+    assert rc == 0, out
+    assert "sriov_network_trust is set but no role of gpufabric.roce reads it, so it has no effect. Fix: did you mean " \
+           "sriov_networks_trust? Rename it, or remove it" in out, out
 
 
 def test_the_example_inventory_still_passes(inv):

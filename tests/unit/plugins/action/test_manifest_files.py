@@ -81,3 +81,40 @@ def test_a_failed_write_leaves_no_temporary_file(tmp_path):
     assert result["msg"].startswith("cannot write %s: No space left on device." % (dest / "a.yaml"))
     assert "roce_render_dir" in result["msg"]
     assert os.listdir(dest) == []
+
+
+def test_stale_temporaries_of_an_earlier_run_are_removed_and_nothing_else(tmp_path):
+    """Before: a zero-byte .<file>.XXXXXXXX left by a failed or killed run stayed after later successful runs."""
+    dest = tmp_path / "out"
+    dest.mkdir()
+    stale = dest / ".sriov-network-node-policies.yaml.k2j9x_7q"
+    stale.write_text("")
+    others = [".sriov-network-node-policies.yaml.swp", ".other.yaml.abcdefgh", "notes.txt", ".sriov-network-node-policies.yaml.toolong123"]
+    for name in others:
+        (dest / name).write_text("x")
+    args = {"dest": str(dest), "files": {"sriov-network-node-policies.yaml": OBJECTS}}
+    assert run(args, check_mode=True)["removed_temporaries"] == [str(stale)]
+    assert stale.exists()  # check mode removes nothing
+    result = run(args)
+    assert result["changed"] is True and result["removed_temporaries"] == [str(stale)]
+    assert sorted(os.listdir(dest)) == sorted(["sriov-network-node-policies.yaml"] + others)
+    again = run(args)
+    assert again["changed"] is False and again["removed_temporaries"] == []
+
+
+def test_a_failed_clean_up_does_not_hide_the_write_error(tmp_path):
+    dest = tmp_path / "out"
+    dest.mkdir()
+    real_fdopen = os.fdopen
+
+    def full_disk(fd, *a, **kw):
+        fh = real_fdopen(fd, *a, **kw)
+        fh.write = mock.MagicMock(side_effect=OSError(28, "No space left on device"))
+        return fh
+
+    real_unlink = os.unlink
+    with mock.patch("os.fdopen", side_effect=full_disk), mock.patch("os.unlink", side_effect=OSError(13, "Permission denied")):
+        result = run({"dest": str(dest), "files": {"a.yaml": OBJECTS}})
+    assert "No space left on device" in result["msg"]
+    for name in os.listdir(dest):
+        real_unlink(os.path.join(dest, name))

@@ -467,7 +467,7 @@ def test_refused_upstream_or_on_purpose_is_refused_with_host_field_value_and_fix
     match = [e for e in errors if (e["host"], e["field"], e["value"]) == (host, field, value)]
     assert match, "no error for %s %s=%r in:\n%s" % (host, field, value, info.value)
     err = match[0]
-    assert err["message"].startswith("%s: %s=%s: " % (host, field, json.dumps(value, sort_keys=True)))
+    assert err["message"].startswith("%s: %s=%s: " % (host, field, json.dumps(value, sort_keys=True, ensure_ascii=False)))
     assert problem in err["problem"], err["message"]
     assert err["message"].endswith(". Fix: " + err["fix"]) and err["fix"].strip()
 
@@ -539,7 +539,8 @@ def test_integers_and_versions_take_ascii_digits_only():
     errs = common._Errors()
     assert common._as_int(errs, "h", "f", "12") == 12
     assert common._as_int(errs, "h", "f", "\u0661\u0662") is None
-    assert errs.items[0]["message"] == 'h: f="\\u0661\\u0662": must be an integer. Fix: set f to a whole number'
+    # Shown as written (issue 20), not as \u0661\u0662.
+    assert errs.items[0]["message"] == 'h: f="\u0661\u0662": must be an integer. Fix: set f to a whole number'
     with pytest.raises(common.RenderValidationError):
         op.render_chart_reference({"network_operator_chart_version": "26.4.\u0661"})
     with pytest.raises(common.RenderValidationError):

@@ -12,6 +12,8 @@ from ansible.parsing.dataloader import DataLoader
 from ansible.plugins.action import ActionBase
 from ansible.template import Templar, trust_as_template
 
+from ansible_collections.gpufabric.roce.plugins.module_utils._perftest import PerftestError
+from ansible_collections.gpufabric.roce.plugins.module_utils._perftest import validate as perftest_validate
 from ansible_collections.gpufabric.roce.plugins.action.validate_role_arguments import ActionModule
 from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_checks import role_problems
 
@@ -109,13 +111,13 @@ def _rv_problems(**kw):
 
 def test_rdma_verify_defaults_pass():
     assert _rv_problems() == []
-    assert _rv_problems(rdma_verify_min_bw_gbps=0.0, rdma_verify_max_lat_us=5.5, rdma_verify_min_bw_pct_of_link=80.0, rdma_verify_gid_index='3') == []
+    assert _rv_problems(rdma_verify_min_bw_gbps=0.5, rdma_verify_max_lat_us=5.5, rdma_verify_min_bw_pct_of_link=80.0, rdma_verify_gid_index='3') == []
 
 
 @pytest.mark.parametrize('kw,expected', [
-    ({'rdma_verify_min_bw_gbps': -1.0}, ('rdma_verify_min_bw_gbps', 'must be at least 0 (a bandwidth threshold in Gb/s)')),
-    ({'rdma_verify_max_lat_us': -0.5}, ('rdma_verify_max_lat_us', 'must be at least 0 (a latency threshold in microseconds)')),
-    ({'rdma_verify_min_bw_pct_of_link': 120.0}, ('rdma_verify_min_bw_pct_of_link', 'is above 100 (percent of the link speed)')),
+    ({'rdma_verify_min_bw_gbps': -1.0}, ('rdma_verify_min_bw_gbps', 'must be greater than 0')),
+    ({'rdma_verify_max_lat_us': -0.5}, ('rdma_verify_max_lat_us', 'must be greater than 0')),
+    ({'rdma_verify_min_bw_pct_of_link': 120.0}, ('rdma_verify_min_bw_pct_of_link', 'must be above 0 and at most 100')),
     ({'rdma_verify_tcp_port': 70000}, ('rdma_verify_tcp_port', 'is not a TCP port (1..65535)')),
     ({'rdma_verify_tcp_port': 0}, ('rdma_verify_tcp_port', 'is not a TCP port (1..65535)')),
     ({'rdma_verify_tests': ['ib_write_bw', 'ib_foo']}, ('rdma_verify_tests', 'unknown test(s) ib_foo')),
@@ -129,6 +131,32 @@ def test_rdma_verify_defaults_pass():
 ])
 def test_rdma_verify_values(kw, expected):
     assert expected in _rv_problems(**kw)
+
+
+@pytest.mark.parametrize('name', ['min_bw_gbps', 'min_bw_pct_of_link', 'max_lat_us'])
+def test_a_zero_threshold_is_refused_as_the_perftest_module_refuses_it(name):
+    """Before: 0 passed here, and the perftest module refused it in phase 5. One rule (_perftest.THRESHOLDS), two callers."""
+    found = [(f, v, p, fix) for f, v, p, fix in role_problems('rdma_verify', dict(RV, **{'rdma_verify_' + name: 0.0}), 'node1', INVENTORY)]
+    assert len(found) == 1
+    field, value, problem, fix = found[0]
+    assert (field, value) == ('rdma_verify_' + name, 0.0)
+    test = 'ib_write_lat' if name == 'max_lat_us' else 'ib_write_bw'
+    with pytest.raises(PerftestError) as err:
+        perftest_validate('node1', {'test': test, 'role': 'server', 'timeout': 60, name: 0.0})
+    assert err.value.field == name and problem in str(err.value)
+    assert fix.endswith('or leave it unset for no threshold')
+    # The fix's example value passes both.
+    example = float(fix.split('(rdma_verify_%s: ' % name)[1].split(')')[0])
+    assert role_problems('rdma_verify', dict(RV, **{'rdma_verify_' + name: example}), 'node1', INVENTORY) == []
+    perftest_validate('node1', {'test': test, 'role': 'server', 'timeout': 60, name: example})
+
+
+def test_pod_mode_without_a_test_image_is_refused():
+    """Before: refused only by the role's own assert in phase 5."""
+    assert _rv_problems(rdma_verify_mode='pod', rdma_verify_pod_image='') == [
+        ('rdma_verify_pod_image', 'is empty, and rdma_verify_mode is pod: the test pods need an image')]
+    assert _rv_problems(rdma_verify_mode='pod', rdma_verify_pod_image='registry.local/perftest:24.10') == []
+    assert _rv_problems(rdma_verify_mode='host', rdma_verify_pod_image='') == []
 
 
 def test_refused_options_are_left_to_the_spec_message():
@@ -183,3 +211,11 @@ def test_action_rdma_verify_hosts_must_be_in_the_inventory():
     hosts = {'node1': _node('node1', rdma_verify_hosts=['node1', 'nodee2']), 'node2': _node('node2')}
     result = _run(hosts, ['gpufabric.roce.rdma_verify'])
     assert 'node1: rdma_verify_hosts=["node1", "nodee2"]: not in the inventory: nodee2' in result['msg']
+
+
+def test_a_kubeconfig_list_is_shown_as_the_list_but_never_a_mapping_in_it():
+    """Before: the value was shown as its type name (<_AnsibleTaggedList> from an inventory)."""
+    found = [(f, v) for f, v, _p, _fix in role_problems(
+        'network_operator', dict(NO, network_operator_kubeconfig=['/etc/kube/a', {'users': [{'user': {'token': 's3cret'}}]}]), 'localhost')]
+    assert ('network_operator_kubeconfig', ['/etc/kube/a', '<a mapping, not shown>']) in found
+    assert 's3cret' not in repr(found)

@@ -68,6 +68,20 @@ def test_find_unknown_and_the_exact_warnings():
     ]
 
 
+def test_near_misses_of_a_prefix_are_caught_with_the_meant_name():
+    """Before: only names starting with a known prefix were looked at, so sriov_network_trust went unnoticed."""
+    hosts = [('node1', ['sriov_network_trust', 'roc_mtu', 'rdmaverify_tests', 'hostnetwork_forwarding', 'ansible_host',
+                        'rack_mtu', 'sriov_network_foo', 'my_roce_thing'])]
+    unknown = uv.find_unknown(hosts, KNOWN)
+    assert sorted(unknown) == ['hostnetwork_forwarding', 'rdmaverify_tests', 'roc_mtu', 'sriov_network_trust']
+    lines = uv.warning_lines(unknown, KNOWN)
+    assert ('node1: sriov_network_trust is set but no role of gpufabric.roce reads it, so it has no effect. '
+            'Fix: did you mean sriov_networks_trust? Rename it, or remove it') in lines
+    assert 'Fix: did you mean roce_mtu? Rename it' in lines[2]
+    # The fix, applied: the meant names are known, nothing is left to warn about.
+    assert uv.find_unknown([('node1', [uv.suggestion(n, KNOWN) for n in unknown])], KNOWN) == {}
+
+
 def test_no_suggestion_when_nothing_is_close():
     assert uv.warning_lines({'preflight_zzzzzz_qqq': ['n1']}, KNOWN) == [
         "n1: preflight_zzzzzz_qqq is set but no role of gpufabric.roce reads it, so it has no effect. "
