@@ -141,7 +141,7 @@ class ActionModule(ActionBase):
             # The cross-field rules (plugin_utils/_role_checks.py) read the converted values; a value the spec refused
             # is left out of them (reported once, by the spec). They do not depend on which host it is.
             refused = {ra.field_of(m, role.options) for m in checked.error_messages}
-            cross = rc.role_problems(role.short, checked.validated_parameters, ctx.host, self._inventory, refused, self._sources)
+            cross = rc.role_problems(role.short, checked.validated_parameters, ctx.host, self._inventory, refused, sources=self._sources)
             self._validate_memo[key] = (checked.error_messages, cross)
         messages, cross = self._validate_memo[key]
         for message in messages:

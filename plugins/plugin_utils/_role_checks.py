@@ -237,7 +237,7 @@ def _strings(value):
         yield repr(value)
 
 
-def role_problems(role_short, params, host, inventory=None, refused=(), sources=None):
+def role_problems(role_short, params, host, inventory=None, refused=(), *, sources=None):
     """[(field, value, problem, fix)] of the cross-field rules of ``role_short`` for one host's values.
     ``refused`` names the options the argument spec refused: their values are not converted, so the
     rules skip them (the spec's message names them already). ``sources``: the inventory sources of the run

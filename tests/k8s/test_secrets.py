@@ -59,7 +59,7 @@ def _inventory(root, kubeconfig):
     }))
 
 
-def _run(root, cluster, verbosity, extravars=None, tags="operator,sriov,verify", cmdline=None):
+def _run(root, cluster, verbosity, extravars=None, tags="operator,sriov,verify", *, cmdline=None):
     tmp = root / "tmp"
     tmp.mkdir(exist_ok=True)
     env = {

@@ -5,6 +5,7 @@
 (plugins/plugin_utils/_role_checks.py): per-VF roce_vfs entries, network_operator_* values, rdma_verify_*
 values. Each problem names the field, the value and a fix; the action adds the host."""
 
+import pathlib
 from unittest import mock
 
 import pytest
@@ -13,7 +14,7 @@ from ansible.plugins.action import ActionBase
 from ansible.template import Templar, trust_as_template
 
 from ansible_collections.gpufabric.roce.plugins.action.validate_role_arguments import ActionModule
-from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_checks import role_problems
+from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_checks import NOT_SHOWN, output_dir_problems, redact, role_problems, secret_field
 
 HN = {'host_network_vf_mode': 'host', 'host_network_num_vfs': 8, 'host_network_sriov_pf': 'eni10np1', 'host_network_vfs': []}
 
@@ -204,7 +205,6 @@ def test_action_never_echoes_a_kubeconfig_given_as_a_string():
 
 
 def test_redact_names_the_field_and_hides_the_value():
-    from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_checks import NOT_SHOWN, redact, secret_field
     assert secret_field('network_operator_kubeconfig') and secret_field('registry_token') and not secret_field('network_operator_airgap')
     value, msg = redact('x_kubeconfig', {'users': [{'token': 'abcd1234'}]}, "value of x_kubeconfig was {'token': 'abcd1234'}")
     assert value == NOT_SHOWN and 'abcd1234' not in msg
@@ -213,7 +213,6 @@ def test_redact_names_the_field_and_hides_the_value():
 
 def test_output_dirs_inside_an_inventory_source_are_refused(tmp_path, monkeypatch):
     # Issue 17: reports and manifests written inside a directory given with -i were parsed as inventory by the next run.
-    from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_checks import output_dir_problems
     inv = tmp_path / 'inventories' / 'mycluster'
     inv.mkdir(parents=True)
     hosts_file = tmp_path / 'hosts.yml'
@@ -237,7 +236,6 @@ def test_output_dirs_inside_an_inventory_source_are_refused(tmp_path, monkeypatc
 
 
 def test_role_defaults_of_the_output_dirs_are_not_the_inventory_dir():
-    import pathlib
     roles = pathlib.Path(__file__).resolve().parents[4] / 'roles'
     for rel in ('rdma_verify/defaults/main.yml', 'network_operator/vars/main.yml', 'sriov_networks/vars/main.yml'):
         text = (roles / rel).read_text()
