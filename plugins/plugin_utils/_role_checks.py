@@ -100,7 +100,9 @@ def _host_network(params, host, inventory, sources=None):
 
 
 def _network_operator(params, host, inventory, sources=None):
-    problems, seen = output_dir_problems(params, sources, {'roce_render_dir': 'render-out'}), set()
+    # The manifests are written in render mode only.
+    written = {'roce_render_dir': 'render-out'} if params.get('roce_k8s_mode') == 'render' else {}
+    problems, seen = output_dir_problems(params, sources, written), set()
     for render, keys in ((render_helm_values, HELM_BUILTIN_DEFAULTS), (render_chart_reference, HELM_BUILTIN_DEFAULTS),
                          (render_nic_cluster_policy, NCP_BUILTIN_DEFAULTS)):
         cfg = {k: params[k] for k in keys if k in params}
@@ -156,8 +158,11 @@ _RDMA_MINIMA = (
 
 
 def _rdma_verify(params, host, inventory, sources=None):
-    # Both are real role defaults, templated before this check.
-    problems = output_dir_problems(params, sources, {'rdma_verify_report_dir': None, 'rdma_verify_pod_render_dir': None})
+    # Both are real role defaults, templated before this check; the pod manifests are written in pod mode's render only.
+    written = {'rdma_verify_report_dir': None}
+    if params.get('rdma_verify_mode') == 'pod' and params.get('rdma_verify_pod_action') == 'render':
+        written['rdma_verify_pod_render_dir'] = None
+    problems = output_dir_problems(params, sources, written)
     for key, low, what in _RDMA_MINIMA:
         value = params.get(key)
         if value is not None and value < low:

@@ -97,10 +97,17 @@ def test_the_example_inventory_still_passes(inv):
 
 def test_output_dirs_inside_the_inventory_are_refused_before_phase_1(inv):
     # Issue 17: the next run with -i <that directory> parsed the reports and manifests as inventory.
-    append(inv / "group_vars" / "roce_nodes.yml", "rdma_verify_report_dir: %s/rdma-verify-report\n" % inv)
+    # The manifests of render mode (the controller's play):
     rc, out = site(inv, "-e", "roce_render_dir=%s/render-out" % inv)
     assert rc != 0, out
-    assert 'rdma_verify_report_dir="%s/rdma-verify-report": is inside the inventory source %s' % (inv, inv) in out, out
-    assert 'roce_render_dir="%s/render-out": is inside the inventory source %s' % (inv, inv) in out, out
+    assert 'localhost: roce_render_dir="%s/render-out": is inside the inventory source %s' % (inv, inv) in out, out
     assert "Fix: set roce_render_dir to a directory outside every inventory source" in out
+    assert no_phase_ran(out)
+    # The reports of host mode (the nodes' play, which stops the run first):
+    append(inv / "group_vars" / "roce_nodes.yml", "rdma_verify_report_dir: %s/rdma-verify-report\n" % inv)
+    rc, out = site(inv)
+    assert rc != 0, out
+    assert 'node1 (and 1 other host: node2): rdma_verify_report_dir="%s/rdma-verify-report": is inside the inventory source %s' % (
+        inv, inv) in out, out
+    assert "Fix: set rdma_verify_report_dir to a directory outside every inventory source" in out
     assert no_phase_ran(out)

@@ -240,3 +240,19 @@ def test_role_defaults_of_the_output_dirs_are_not_the_inventory_dir():
     for rel in ('rdma_verify/defaults/main.yml', 'network_operator/vars/main.yml', 'sriov_networks/vars/main.yml'):
         text = (roles / rel).read_text()
         assert 'inventory_dir' not in text, rel
+
+
+def test_output_dirs_are_checked_only_where_they_are_written(tmp_path):
+    inv = tmp_path / 'inv'
+    inv.mkdir()
+    inside = str(inv / 'out')
+
+    def fields(role, **kw):
+        return [f for f, _v, _p, _fix in role_problems(role, kw, 'localhost', sources=[str(inv)])]
+
+    assert fields('network_operator', roce_k8s_mode='render', roce_render_dir=inside) == ['roce_render_dir']
+    assert fields('network_operator', roce_k8s_mode='apply', roce_render_dir=inside) == []
+    assert fields('rdma_verify', rdma_verify_report_dir=inside) == ['rdma_verify_report_dir']
+    assert fields('rdma_verify', rdma_verify_report_dir=str(tmp_path / 'r'), rdma_verify_mode='host', rdma_verify_pod_render_dir=inside) == []
+    assert fields('rdma_verify', rdma_verify_report_dir=str(tmp_path / 'r'), rdma_verify_mode='pod', rdma_verify_pod_action='render',
+                  rdma_verify_pod_render_dir=inside) == ['rdma_verify_pod_render_dir']
