@@ -26,7 +26,7 @@ export MOLECULE_NO_LOG := false
 
 COLLECTION_LINK := $(REPO)/.build/collections/ansible_collections/gpufabric/roce
 
-.PHONY: help deps deps-system deps-python link lab lab-up lab-down lab-status test lint sanity unit integration k8s molecule molecule-lab molecule-lab-loaded molecule-k8s-render molecule-k8s clean
+.PHONY: help deps deps-system deps-python link lab lab-up lab-down lab-status test lint sanity unit integration k8s molecule molecule-lab molecule-lab-loaded molecule-k8s-render molecule-k8s changelog clean
 
 help:
 	@echo "make lab     boot the two-node kernel lab, run playbooks/site.yml on it, print the report, tear it down"
@@ -221,6 +221,11 @@ molecule-k8s-render:
 molecule-k8s: link
 	@echo "== molecule test -s k8s (real control plane, real chart, stand-ins for kubelet and operators)"
 	$(call molecule_test,k8s)
+
+# CHANGELOG.rst from changelogs/fragments (kept: keep_fragments), folded into the current version's release
+# (galaxy.yml) until it ships; antsibull-changelog lists new plugins through ansible-doc, hence the link.
+changelog: link
+	$(BIN)/antsibull-changelog release --update-existing
 
 clean:
 	-$(PYTHON) lab/labctl.py down

@@ -90,6 +90,7 @@ class ActionModule(ActionBase):
         # Every inventory host (rdma_verify_hosts must name some); None when the play vars do not say.
         every = (task_vars.get('groups') or {}).get('all')
         self._inventory = None if every is None else frozenset(('%s' % h) for h in every)
+        self._sources = tuple(task_vars.get('ansible_inventory_sources') or ())
         play = {k: task_vars[k] for k in _PLAY_VARS if k in task_vars}
 
         self._template_memo, self._validate_memo, self._key_cache = {}, {}, ra.KeyCache()
@@ -140,7 +141,7 @@ class ActionModule(ActionBase):
             # The cross-field rules (plugin_utils/_role_checks.py) read the converted values; a value the spec refused
             # is left out of them (reported once, by the spec). They do not depend on which host it is.
             refused = {ra.field_of(m, role.options) for m in checked.error_messages}
-            cross = rc.role_problems(role.short, checked.validated_parameters, ctx.host, self._inventory, refused)
+            cross = rc.role_problems(role.short, checked.validated_parameters, ctx.host, self._inventory, refused, sources=self._sources)
             self._validate_memo[key] = (checked.error_messages, cross)
         messages, cross = self._validate_memo[key]
         for message in messages:
@@ -148,6 +149,9 @@ class ActionModule(ActionBase):
             problems.append(self._problem(ctx, field, values.get(field), message, sources.get(field, 'default')))
         for field, value, problem, fix in cross:
             problems.append({'role': role.name, 'field': field, 'value': value, 'problem': problem, 'fix': fix})
+        # Last line of defence for every check above: a variable that can carry a secret is named, never shown.
+        for p in problems:
+            p['value'], p['problem'] = rc.redact(p['field'], p['value'], p['problem'])
         return problems
 
     @staticmethod

@@ -10,7 +10,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type  # noqa: UP001
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.gpufabric.roce.plugins.module_utils import _perftest, _rdma_report
+from ansible_collections.gpufabric.roce.plugins.module_utils import _perftest, _rdma_report, _rdma_summary
 
 
 def _wrap(fn):
@@ -61,6 +61,10 @@ def rdma_report_table(matrix):
     return _rdma_report.render_table(matrix)
 
 
+def rdma_report_summary(matrix, max_failures=_rdma_summary.MAX_FAILURES):
+    return _rdma_summary.summary(matrix, int(max_failures))
+
+
 def rdma_report_junit(matrix, suite_name='rdma_verify'):
     return _rdma_report.render_junit(matrix, suite_name)
 
@@ -91,6 +95,7 @@ class FilterModule:
             'rdma_verify_matrix': _wrap(rdma_verify_matrix),
             'rdma_report_table': _wrap(rdma_report_table),
             'rdma_report_junit': _wrap(rdma_report_junit),
+            'rdma_report_summary': _wrap(rdma_report_summary),
             'rdma_verify_pod_manifests': _wrap(rdma_verify_pod_manifests),
             'rdma_pod_net1_address': _wrap(rdma_pod_net1_address),
             'rdma_pod_rail_addresses': _wrap(rdma_pod_rail_addresses),

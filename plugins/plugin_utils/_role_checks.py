@@ -28,10 +28,45 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._sriov_vf import va
 # A Go duration as Flux reads spec.interval: 10m, 1h30m, 45s.
 GO_DURATION_RE = re.compile(r'([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+\Z', re.ASCII)
 PORT_MAX = 65535
+# Shown instead of the value of a variable that can carry a secret (secret_field()).
+NOT_SHOWN = '<not shown: may hold a secret>'
+# Variables that can carry a secret: a kubeconfig (path or content), tokens, passwords, registry credentials.
+# Secret *names* (image_pull_secrets) are not secrets.
+_SECRET_FIELD_RE = re.compile(r'(kubeconfig|token|password|passwd|credential|auth)', re.IGNORECASE)
 _DEFAULTS_FROM = 'host_network_vfs defaults to roce_vfs, host_network_num_vfs to roce_num_vfs'
 
 
-def _host_network(params, host, inventory):
+def _cwd():
+    # What the roles' defaults read (lookup env PWD): the directory ansible-playbook runs from.
+    return os.environ.get('PWD') or os.getcwd()
+
+
+def output_dir_problems(params, sources, defaults):
+    """Output directories inside an inventory source: the next run would parse the files written there
+    (manifests, the JUnit report) as inventory. ``defaults``: {option: sub-directory of the current directory
+    the role uses when the option is unset} (the argument spec fills an unset option with its doc default,
+    which starts with ``<``)."""
+    problems = []
+    dirs = [os.path.realpath(os.path.expanduser('%s' % s)) for s in sources or () if os.path.isdir(os.path.expanduser('%s' % s))]
+    for key, default in defaults.items():
+        value = params.get(key)
+        given = isinstance(value, str) and value and not value.startswith('<')
+        if not given and default is None:
+            continue
+        path = os.path.realpath(os.path.join(_cwd(), os.path.expanduser(value if given else default)))
+        for source in dirs:
+            if path == source or path.startswith(source.rstrip(os.sep) + os.sep):
+                shown = value if given else '%s (the default: %s in the current directory)' % (path, default)
+                problems.append((key, shown, 'is inside the inventory source %s: the next run would read the files written '
+                                 'there as inventory (bogus hosts and groups)' % source,
+                                 'set %s to a directory outside every inventory source, e.g. %s, or run ansible-playbook '
+                                 'from a directory that is not inside the inventory' % (
+                                     key, os.path.join(os.path.dirname(source), os.path.basename(path.rstrip(os.sep)) or 'out'))))
+                break
+    return problems
+
+
+def _host_network(params, host, inventory, sources=None):
     problems = []
     if params.get('host_network_vf_mode') != 'host':
         return problems  # the VFs are the operator's: roce_vfs is not applied
@@ -73,8 +108,10 @@ def _shown_kubeconfig(value):
     return value if isinstance(value, (int, float, bool)) else '<%s>' % type(value).__name__
 
 
-def _network_operator(params, host, inventory):
-    problems, seen = [], set()
+def _network_operator(params, host, inventory, sources=None):
+    # The manifests are written in render mode only.
+    written = {'roce_render_dir': 'render-out'} if params.get('roce_k8s_mode') == 'render' else {}
+    problems, seen = output_dir_problems(params, sources, written), set()
     for render, keys in ((render_helm_values, HELM_BUILTIN_DEFAULTS), (render_chart_reference, HELM_BUILTIN_DEFAULTS),
                          (render_nic_cluster_policy, NCP_BUILTIN_DEFAULTS)):
         cfg = {k: params[k] for k in keys if k in params}
@@ -96,11 +133,14 @@ def _network_operator(params, host, inventory):
                          'write a Go duration such as 10m, 1h or 90s'))
     kubeconfig = params.get('network_operator_kubeconfig')
     if params.get('roce_k8s_mode', 'apply') == 'apply' and isinstance(kubeconfig, str) and kubeconfig:
-        path = os.path.expanduser(kubeconfig)
-        if not os.path.isfile(path):
-            problems.append(('network_operator_kubeconfig', kubeconfig, 'no such file on the controller (%s)' % path,
+        # The value is never shown: a kubeconfig pasted as a string (its content, not a path) is a secret.
+        if not os.path.isfile(os.path.expanduser(kubeconfig)):
+            problems.append(('network_operator_kubeconfig', NOT_SHOWN,
+                             'is a string but not the path of a file on the controller (the value is not shown: it may be '
+                             "a kubeconfig's content)",
                              'set network_operator_kubeconfig to the path of a kubeconfig file on the controller (AWX - a '
-                             'credential file), give its content as a mapping, or leave it empty for ~/.kube/config or the in-cluster account'))
+                             'credential file), give its content as a mapping (YAML, not a string), or leave it empty for '
+                             '~/.kube/config or the in-cluster account'))
     elif kubeconfig not in (None, '') and not isinstance(kubeconfig, (str, dict)):
         problems.append(('network_operator_kubeconfig', _shown_kubeconfig(kubeconfig), 'must be a path or a mapping',
                          'set it to the path of a kubeconfig file on the controller or to its content as a mapping'))
@@ -123,8 +163,12 @@ _RDMA_MINIMA = (
 )
 
 
-def _rdma_verify(params, host, inventory):
-    problems = []
+def _rdma_verify(params, host, inventory, sources=None):
+    # Both are real role defaults, templated before this check; the pod manifests are written in pod mode's render only.
+    written = {'rdma_verify_report_dir': None}
+    if params.get('rdma_verify_mode') == 'pod' and params.get('rdma_verify_pod_action') == 'render':
+        written['rdma_verify_pod_render_dir'] = None
+    problems = output_dir_problems(params, sources, written)
     for key, low, what in _RDMA_MINIMA:
         value = params.get(key)
         if value is not None and value < low:
@@ -181,12 +225,44 @@ CHECKS = {
 _PER_ENTRY = frozenset(('host_network_vfs',))
 
 
-def role_problems(role_short, params, host, inventory=None, refused=()):
+def secret_field(field):
+    """Whether ``field`` (an option name, possibly with a sub-key) can carry a secret: its value is never shown."""
+    return bool(field) and bool(_SECRET_FIELD_RE.search('%s' % field))
+
+
+def redact(field, value, message):
+    """(value, message) safe to show for ``field``: a secret-bearing value is replaced, and removed from the message
+    (an argument spec message may quote it)."""
+    if not secret_field(field) or value in (None, ''):
+        return value, message
+    text = '%s' % message
+    for s in _strings(value):
+        if len(s) >= 4:
+            text = text.replace(s, NOT_SHOWN)
+    return NOT_SHOWN, text
+
+
+def _strings(value):
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _strings(k)
+            yield from _strings(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _strings(v)
+    elif value is not None:
+        yield '%s' % value
+    if isinstance(value, (dict, list, tuple)):
+        yield repr(value)
+
+
+def role_problems(role_short, params, host, inventory=None, refused=(), *, sources=None):
     """[(field, value, problem, fix)] of the cross-field rules of ``role_short`` for one host's values.
     ``refused`` names the options the argument spec refused: their values are not converted, so the
-    rules skip them (the spec's message names them already)."""
+    rules skip them (the spec's message names them already). ``sources``: the inventory sources of the run
+    (ansible_inventory_sources), which no output directory may be inside."""
     check = CHECKS.get(role_short)
     if not check:
         return []
     params = {k: v for k, v in params.items() if k not in refused or k in _PER_ENTRY}
-    return check(params, host, inventory)
+    return check(params, host, inventory, sources)

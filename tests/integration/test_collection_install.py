@@ -10,6 +10,8 @@ Galaxy is not contacted (--no-deps; no network here).
 
 import json
 import os
+import posixpath
+import re
 import shutil
 import subprocess
 import sys
@@ -26,6 +28,8 @@ EXCLUDED = (
     "lab/", "benchmarks/", "Makefile", "requirements-dev.txt", "requirements.txt", ".ci/", "ansible.cfg",
     "inventories/lab/", "inventories/lab-multirail/", "molecule/lab/", "molecule/k8s/",
     "tests/integration/", "tests/sanity/", "tests/k8s/", "changelogs/fragments/", ".venv/", ".build/",
+    # the reboot lab and the tests of the CI tooling (.ci/ is not shipped)
+    "molecule/lab_reboot/", "inventories/lab_reboot/", "tests/unit/ci/",
 )
 REQUIRED = (
     "galaxy.yml", "README.md", "LICENSE", "meta/runtime.yml", "meta/execution-environment.yml", "meta/ee-requirements.txt",
@@ -73,6 +77,35 @@ def test_tarball_ships_what_users_need_and_nothing_dev_only(installed):
     assert missing == [], missing
     manifest = json.loads(tar_member(installed["tarball"], "MANIFEST.json"))
     assert manifest["collection_info"]["dependencies"] == {"kubernetes.core": ">=5.0.0"}
+
+
+def _shipped(tarball):
+    with tarfile.open(tarball) as tar:
+        names = {n[2:] if n.startswith("./") else n for n in tar.getnames()}
+    return names | {posixpath.dirname(n) for n in names}
+
+
+def test_shipped_readmes_link_only_to_shipped_files(installed):
+    # The README is the Galaxy page: a relative link to a file the tarball leaves out is a dead link there.
+    names = _shipped(installed["tarball"])
+    dead = []
+    for doc in sorted(n for n in names if n.endswith(".md")):
+        text = tar_member(installed["tarball"], doc)
+        for link in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z][a-z0-9+.-]*:", link) or link.startswith("#"):
+                continue
+            target = posixpath.normpath(posixpath.join(posixpath.dirname(doc), link.split("#")[0]))
+            if target not in names:
+                dead.append("%s -> %s" % (doc, link))
+    assert dead == [], dead
+    assert "](docs/awx.md)" in tar_member(installed["tarball"], "README.md")  # relative links exist, and were checked
+
+
+def test_changelog_is_generated_from_the_fragments(installed):
+    text = tar_member(installed["tarball"], "CHANGELOG.rst")
+    assert "Pending entries live in" not in text
+    assert "Minor Changes" in text and "Bugfixes" in text
+    assert "changelogs/changelog.yaml" in _shipped(installed["tarball"])
 
 
 def tar_member(path, name):

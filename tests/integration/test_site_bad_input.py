@@ -64,7 +64,7 @@ def test_bad_network_operator_values_are_refused_before_phase_1(inv, limit):
     append(inv / "group_vars" / "k8s_controller.yml", CONTROLLER_BAD)
     assert_refused_before_phase_1(inv, [
         "localhost: network_operator_helm_timeout=\"10m\": argument 'network_operator_helm_timeout' is of type str",
-        'localhost: network_operator_kubeconfig="/nonexistent/kubeconfig": no such file on the controller',
+        'localhost: network_operator_kubeconfig="<not shown: may hold a secret>": is a string but not the path of a file on the controller',
         'localhost: network_operator_airgap.registry="https://reg.local/": not a registry/repository prefix',
         'localhost: network_operator_airgap.image_pull_secrets=["Bad_Name"]: must be a list of Secret names',
         'localhost: network_operator_chart_version="latest": not a chart version',
@@ -180,3 +180,21 @@ def test_a_typo_in_a_variable_prefix_is_warned_about(inv):
 def test_the_example_inventory_still_passes(inv):
     rc, out = site(inv, "--tags", "never")
     assert rc == 0, out
+
+
+def test_output_dirs_inside_the_inventory_are_refused_before_phase_1(inv):
+    # Issue 17: the next run with -i <that directory> parsed the reports and manifests as inventory.
+    # The manifests of render mode (the controller's play):
+    rc, out = site(inv, "-e", "roce_render_dir=%s/render-out" % inv)
+    assert rc != 0, out
+    assert 'localhost: roce_render_dir="%s/render-out": is inside the inventory source %s' % (inv, inv) in out, out
+    assert "Fix: set roce_render_dir to a directory outside every inventory source" in out
+    assert no_phase_ran(out)
+    # The reports of host mode (the nodes' play, which stops the run first):
+    append(inv / "group_vars" / "roce_nodes.yml", "rdma_verify_report_dir: %s/rdma-verify-report\n" % inv)
+    rc, out = site(inv)
+    assert rc != 0, out
+    assert 'node1 (and 1 other host: node2): rdma_verify_report_dir="%s/rdma-verify-report": is inside the inventory source %s' % (
+        inv, inv) in out, out
+    assert "Fix: set rdma_verify_report_dir to a directory outside every inventory source" in out
+    assert no_phase_ran(out)

@@ -15,6 +15,7 @@ stores, and once with -vvv. A failing run (a namespace that does not exist) must
 import base64
 import json
 import os
+import re
 import sys
 
 import ansible_runner
@@ -58,7 +59,7 @@ def _inventory(root, kubeconfig):
     }))
 
 
-def _run(root, cluster, verbosity, extravars=None, tags="operator,sriov,verify"):
+def _run(root, cluster, verbosity, extravars=None, tags="operator,sriov,verify", *, cmdline=None):
     tmp = root / "tmp"
     tmp.mkdir(exist_ok=True)
     env = {
@@ -75,6 +76,7 @@ def _run(root, cluster, verbosity, extravars=None, tags="operator,sriov,verify")
     result = ansible_runner.run(
         private_data_dir=str(root), playbook=SITE, tags=tags, verbosity=verbosity, quiet=True, envvars=env,
         extravars=dict({"rdma_verify_mode": "pod", "rdma_verify_pod_action": "schedule"}, **(extravars or {})),
+        cmdline=cmdline,
     )
     with result.stdout as f:
         stdout = f.read()
@@ -124,11 +126,9 @@ def test_kubeconfig_token_reaches_no_sink(own_cluster, kubeconfig, tmp_path, ver
     assert _leaks(root, stdout, _needles(token)) == []
 
 
-def test_a_failure_under_no_log_still_tells_its_cause(own_cluster, kubeconfig, tmp_path):
-    # A namespace that does not exist (and is not created): helm fails. The task runs with no_log, so
-    # its result is censored; the cause must still be printed, without the token. The name shares no
-    # text with the kubeconfig: Ansible masks every string of a no_log value ("gpufabric", "admin",
-    # "default", ...) wherever it appears in a message.
+def test_a_failure_with_a_mapping_kubeconfig_tells_its_cause(own_cluster, kubeconfig, tmp_path):
+    # A namespace that does not exist (and is not created): helm fails. The cluster tasks receive the path of a
+    # private file, not the content, so they run without no_log: the cause is printed whole, without the token.
     content, token = kubeconfig
     root = tmp_path / "failing"
     _inventory(root, content)
@@ -138,6 +138,48 @@ def test_a_failure_under_no_log_still_tells_its_cause(own_cluster, kubeconfig, t
     assert result.status == "failed", stdout[-4000:]
     assert _leaks(root, stdout, _needles(token)) == []
     flat = " ".join(stdout.split())
-    assert "no_log: true" in flat  # the result itself is hidden
-    # ... and the cause is shown: helm's own error, naming the namespace (release conflict or namespace not found).
     assert "Failure when executing Helm command" in flat and "Error:" in flat and namespace in flat, stdout[-4000:]
+    # The private kubeconfig file was removed although the play failed.
+    assert not list(root.rglob("gpufabric-roce-kubeconfig.*")), list(root.rglob("gpufabric-roce-kubeconfig.*"))
+
+
+def test_check_diff_with_a_mapping_kubeconfig_shows_real_diffs_and_no_secret(own_cluster, kubeconfig, tmp_path):
+    # Issue 17: a mapping used to put every cluster task under no_log, so --check --diff said "changed" and
+    # showed nothing. Now only the task that writes the private 0600 file is no_log; at -vvv, in the log file
+    # and in the job events the token must still be absent, and the diffs of the cluster objects present.
+    content, token = kubeconfig
+    root = tmp_path / "check-diff"
+    _inventory(root, content)
+    # The release this module's first test rolled out (rolled out here when this test runs alone): check mode
+    # on a cluster without the operator's CRDs is another matter (day one, issue 17).
+    if "nicclusterpolicies.mellanox.com" not in own_cluster.run("kubectl", "get", "crd", "-o", "name").stdout:
+        first, out = _run(root, own_cluster, 0, tags="operator,sriov")
+        assert first.status == "successful", out[-4000:]
+    # A value the cluster does not have (MTU 1500), so the policies differ whether or not a run applied them.
+    result, stdout = _run(root, own_cluster, 3, tags="operator,sriov", cmdline="--check --diff", extravars={"roce_mtu": 1500})
+    assert result.status == "successful", stdout[-6000:]
+    stdout = re.sub(r"\x1b\[[0-9;]*m", "", stdout)
+    # Censored: only the task that writes the private file, once per role that talks to the cluster.
+    censored = [seg.split("]")[0] for seg in stdout.split("TASK [")[1:] if "the output has been hidden" in seg]
+    assert censored and all(name.endswith("Kubeconfig | write it (mode 0600)") for name in censored), censored
+    assert "+++ after" in stdout and "SriovNetworkNodePolicy" in stdout, stdout[-6000:]
+    assert '"mtu": 1500' in stdout or "mtu: 1500" in stdout or "+    mtu: 1500" in stdout, stdout[-6000:]
+    assert (root / "ansible.log").stat().st_size > 0
+    log = (root / "ansible.log").read_text(encoding="utf-8", errors="replace")
+    assert "+++ after" in log
+    assert _leaks(root, stdout, _needles(token)) == []
+    assert not list(root.rglob("gpufabric-roce-kubeconfig.*"))
+
+
+def test_a_kubeconfig_given_as_a_string_is_refused_without_echoing_it(own_cluster, kubeconfig, tmp_path):
+    # The content pasted as a string (a common AWX mistake): refused by the variable check before any change,
+    # naming the variable, never the value, in every sink and at -vvv.
+    content, token = kubeconfig
+    root = tmp_path / "string"
+    _inventory(root, yaml.safe_dump(content))
+    result, stdout = _run(root, own_cluster, 3, tags="operator")
+    assert result.status == "failed", stdout[-4000:]
+    flat = " ".join(stdout.split())
+    assert "network_operator_kubeconfig" in flat and "is a string but not the path of a file on the controller" in flat, stdout[-4000:]
+    needles = _needles(token) | {content["clusters"][0]["cluster"]["server"]}
+    assert _leaks(root, stdout, needles) == []

@@ -5,6 +5,7 @@
 (plugins/plugin_utils/_role_checks.py): per-VF roce_vfs entries, network_operator_* values, rdma_verify_*
 values. Each problem names the field, the value and a fix; the action adds the host."""
 
+import pathlib
 from unittest import mock
 
 import pytest
@@ -15,7 +16,7 @@ from ansible.template import Templar, trust_as_template
 from ansible_collections.gpufabric.roce.plugins.module_utils._perftest import PerftestError
 from ansible_collections.gpufabric.roce.plugins.module_utils._perftest import validate as perftest_validate
 from ansible_collections.gpufabric.roce.plugins.action.validate_role_arguments import ActionModule
-from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_checks import role_problems
+from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_checks import NOT_SHOWN, output_dir_problems, redact, role_problems, secret_field
 
 HN = {'host_network_vf_mode': 'host', 'host_network_num_vfs': 8, 'host_network_sriov_pf': 'eni10np1', 'host_network_vfs': []}
 
@@ -76,7 +77,8 @@ def test_network_operator_defaults_pass(tmp_path):
 
 
 @pytest.mark.parametrize('kw,field,problem', [
-    ({'network_operator_kubeconfig': '/nonexistent/kubeconfig'}, 'network_operator_kubeconfig', 'no such file on the controller (/nonexistent/kubeconfig)'),
+    ({'network_operator_kubeconfig': '/nonexistent/kubeconfig'}, 'network_operator_kubeconfig',
+     "is a string but not the path of a file on the controller (the value is not shown: it may be a kubeconfig's content)"),
     ({'network_operator_helm_timeout': 0}, 'network_operator_helm_timeout', 'must be a positive number of seconds'),
     ({'network_operator_poll_interval': -1}, 'network_operator_poll_interval', 'must be a positive number of seconds'),
     ({'network_operator_gitops': {'flux_interval': 'ten minutes'}}, 'network_operator_gitops.flux_interval', 'is not a duration Flux reads'),
@@ -204,7 +206,8 @@ def test_action_refuses_bad_network_operator_values_of_the_controller():
     msg = result['msg']
     assert 'localhost: network_operator_helm_timeout="10m": argument \'network_operator_helm_timeout\' is of type str' in msg
     assert 'localhost: roce_k8s_mode="dry": value of roce_k8s_mode must be one of: apply, render, got: dry' in msg
-    assert 'localhost: network_operator_kubeconfig="/nonexistent/kubeconfig": no such file on the controller' in msg
+    assert 'localhost: network_operator_kubeconfig="<not shown: may hold a secret>": is a string but not the path of a file' in msg
+    assert '/nonexistent/kubeconfig' not in msg
 
 
 def test_action_rdma_verify_hosts_must_be_in_the_inventory():
@@ -219,3 +222,73 @@ def test_a_kubeconfig_list_is_shown_as_the_list_but_never_a_mapping_in_it():
         'network_operator', dict(NO, network_operator_kubeconfig=['/etc/kube/a', {'users': [{'user': {'token': 's3cret'}}]}]), 'localhost')]
     assert ('network_operator_kubeconfig', ['/etc/kube/a', '<a mapping, not shown>']) in found
     assert 's3cret' not in repr(found)
+
+
+# A kubeconfig pasted as a string (its content, not a path): the check names the variable and the problem, and the
+# content reaches neither the message nor the problems the task returns (they land in the job events).
+KUBECONFIG_TEXT = ('apiVersion: v1\nkind: Config\nusers:\n- name: admin\n  user:\n    token: s3cret-token-0123456789abcdef\n'
+                   'clusters:\n- name: c\n  cluster: {server: "https://10.0.0.1:6443"}\n')
+
+
+def test_action_never_echoes_a_kubeconfig_given_as_a_string():
+    hosts = {'localhost': _node('localhost', network_operator_kubeconfig=KUBECONFIG_TEXT, roce_k8s_mode='apply')}
+    result = _run(hosts, ['gpufabric.roce.network_operator'])
+    assert result['failed']
+    assert 'localhost: network_operator_kubeconfig="<not shown: may hold a secret>": is a string but not the path' in result['msg']
+    shown = repr(result)
+    for needle in ('s3cret-token-0123456789abcdef', 'apiVersion', '10.0.0.1'):
+        assert needle not in shown
+
+
+def test_redact_names_the_field_and_hides_the_value():
+    assert secret_field('network_operator_kubeconfig') and secret_field('registry_token') and not secret_field('network_operator_airgap')
+    value, msg = redact('x_kubeconfig', {'users': [{'token': 'abcd1234'}]}, "value of x_kubeconfig was {'token': 'abcd1234'}")
+    assert value == NOT_SHOWN and 'abcd1234' not in msg
+    assert redact('network_operator_helm_timeout', '10m', 'bad 10m') == ('10m', 'bad 10m')
+
+
+def test_output_dirs_inside_an_inventory_source_are_refused(tmp_path, monkeypatch):
+    # Issue 17: reports and manifests written inside a directory given with -i were parsed as inventory by the next run.
+    inv = tmp_path / 'inventories' / 'mycluster'
+    inv.mkdir(parents=True)
+    hosts_file = tmp_path / 'hosts.yml'
+    hosts_file.write_text('all: {}\n')
+    sources = [str(inv), str(hosts_file)]
+    problems = output_dir_problems({'rdma_verify_report_dir': str(inv / 'rdma-verify-report')}, sources, {'rdma_verify_report_dir': None})
+    assert len(problems) == 1
+    field, value, problem, fix = problems[0]
+    assert (field, value) == ('rdma_verify_report_dir', str(inv / 'rdma-verify-report'))
+    assert problem.startswith('is inside the inventory source %s' % inv)
+    assert 'set rdma_verify_report_dir to a directory outside every inventory source' in fix
+    # Outside it, or beside an inventory *file*: fine.
+    assert output_dir_problems({'rdma_verify_report_dir': str(tmp_path / 'out')}, sources, {'rdma_verify_report_dir': None}) == []
+    assert output_dir_problems({'roce_render_dir': str(tmp_path / 'render-out')}, sources, {'roce_render_dir': 'render-out'}) == []
+    # Unset (the argument spec's doc default): the role writes to render-out/ in the current directory, checked too.
+    monkeypatch.setenv('PWD', str(inv))
+    problems = output_dir_problems({'roce_render_dir': '<current directory>/render-out'}, sources, {'roce_render_dir': 'render-out'})
+    assert [p[0] for p in problems] == ['roce_render_dir'] and '(the default: render-out in the current directory)' in problems[0][1]
+    monkeypatch.setenv('PWD', str(tmp_path))
+    assert output_dir_problems({'roce_render_dir': '<current directory>/render-out'}, sources, {'roce_render_dir': 'render-out'}) == []
+
+
+def test_role_defaults_of_the_output_dirs_are_not_the_inventory_dir():
+    roles = pathlib.Path(__file__).resolve().parents[4] / 'roles'
+    for rel in ('rdma_verify/defaults/main.yml', 'network_operator/vars/main.yml', 'sriov_networks/vars/main.yml'):
+        text = (roles / rel).read_text()
+        assert 'inventory_dir' not in text, rel
+
+
+def test_output_dirs_are_checked_only_where_they_are_written(tmp_path):
+    inv = tmp_path / 'inv'
+    inv.mkdir()
+    inside = str(inv / 'out')
+
+    def fields(role, **kw):
+        return [f for f, _v, _p, _fix in role_problems(role, kw, 'localhost', sources=[str(inv)])]
+
+    assert fields('network_operator', roce_k8s_mode='render', roce_render_dir=inside) == ['roce_render_dir']
+    assert fields('network_operator', roce_k8s_mode='apply', roce_render_dir=inside) == []
+    assert fields('rdma_verify', rdma_verify_report_dir=inside) == ['rdma_verify_report_dir']
+    assert fields('rdma_verify', rdma_verify_report_dir=str(tmp_path / 'r'), rdma_verify_mode='host', rdma_verify_pod_render_dir=inside) == []
+    assert fields('rdma_verify', rdma_verify_report_dir=str(tmp_path / 'r'), rdma_verify_mode='pod', rdma_verify_pod_action='render',
+                  rdma_verify_pod_image='registry.example/perftest:1', rdma_verify_pod_render_dir=inside) == ['rdma_verify_pod_render_dir']
