@@ -16,6 +16,7 @@ must be the whole cluster's state; CRDs are cluster-scoped):
    and the CRD 26.4.1 adds (NicNodePolicy) present: Helm does not upgrade crds/, the chart's pre-upgrade hook
    does (played by lab/k8s/standins/upgrade_crd_hook.py).
 6. --check again reports no change.
+7. An upgrade that fails halfway is rolled back by Helm (--atomic), and the message names the revision.
 """
 
 import json
@@ -135,3 +136,17 @@ def test_hand_installed_release_is_adopted_and_upgraded_with_the_users_values_ke
     # Idempotence, in check mode.
     rc, out = _role(cluster, tmp_path, "26.4.1", "--check")
     assert rc == 0 and _recap_changed(out) == 0, out[-6000:]
+
+    # An upgrade that fails halfway (the pre-upgrade hook ran, the API server rejects the operator Deployment):
+    # Helm --atomic rolls back to the revision before, and the message names it and the rollback to run.
+    before = _releases(cluster)[0]
+    rc, out = _role(cluster, tmp_path, "26.4.1", network_operator_helm_values_overrides={"operator": {"resources": {"limits": {"cpu": "lots"}}}})
+    flat = " ".join(out.split())
+    assert rc != 0, out[-6000:]
+    assert "helm upgrade of release network-operator in namespace nvidia-network-operator failed" in flat, out[-6000:]
+    assert "The release was at revision %s (network-operator-26.4.1) before this run" % before["revision"] in flat
+    assert "`helm rollback network-operator %s -n nvidia-network-operator`" % before["revision"] in flat
+    after = _releases(cluster)[0]
+    assert (after["status"], after["chart"], int(after["revision"])) == ("deployed", "network-operator-26.4.1", int(before["revision"]) + 2)
+    assert "resources" not in _user_values(cluster)["operator"]
+    assert _user_values(cluster)["operator"]["nodeSelector"] == {"site-owner": "keep-me"}
