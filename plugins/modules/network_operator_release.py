@@ -16,8 +16,8 @@ description:
   - Lists every Helm release of the chart (any name, any namespace, any status) with C(helm list --all-namespaces --all).
   - Refuses, before anything changes, when a release of the chart exists under another name or namespace than
     O(release_name)/O(namespace), naming each release, its namespace and the fix (adopt it by configuring its
-    name and namespace, or uninstall it); and when the configured release is C(pending-*) (an operation running
-    or interrupted), naming the C(helm rollback) to run.
+    name and namespace, or uninstall it); and when the configured release is pending (C(pending-install),
+    C(pending-upgrade), C(pending-rollback) - an operation running or interrupted), naming the C(helm rollback) to run.
   - Adopts the configured release - also one installed by hand - keeping every value its owner set. It returns
     in RV(values) the release's user-supplied values (C(helm get values)) deep-merged with O(values), the keys
     this collection owns, which win. Pass RV(values) to M(kubernetes.core.helm) (its default C(reset_values=true)
