@@ -53,7 +53,9 @@ def _describe(rel):
 def pick_release(releases, release_name, namespace, chart_name):
     """The configured release (or None when the chart is not installed); refuses any other release of the chart."""
     mine = [r for r in releases if r["name"] == release_name and r["namespace"] == namespace]
-    others = [r for r in releases if r not in mine]
+    # An uninstalled release kept with --keep-history owns nothing any more.
+    others = [r for r in releases if r not in mine and r["status"] != "uninstalled"]
+    releases = [r for r in releases if r in mine or r in others]
     if others:
         listed = "; ".join(_describe(r) for r in releases)
         if mine or len(others) > 1:

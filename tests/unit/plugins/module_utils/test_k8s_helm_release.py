@@ -77,3 +77,8 @@ def test_a_pending_release_is_refused_with_the_rollback_to_run():
         hr.refuse_pending(rel, hr.last_good_revision(history))
     assert "`helm rollback network-operator 2 -n nvidia-network-operator`" in str(exc.value)
     hr.refuse_pending(dict(rel, status="deployed"), 2)
+
+
+def test_an_uninstalled_release_kept_in_history_is_not_refused():
+    found = hr.releases_of_chart([dict(LIST[2], status="uninstalled")] + LIST[:1], "network-operator")
+    assert hr.pick_release(found, "network-operator", "nvidia-network-operator", "network-operator")["name"] == "network-operator"
