@@ -61,6 +61,9 @@ options:
   context:
     description: The kubeconfig context to use.
     type: str
+requirements:
+  - helm 3
+  - PyYAML
 notes:
   - Runs on the controller, as M(kubernetes.core.helm) does. Supports check mode and diff mode.
 """
@@ -115,9 +118,9 @@ would_change:
 import json
 import os
 import tempfile
+import traceback
 
-import yaml
-from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_helm_release import (
     ReleaseRefused,
     last_good_revision,
@@ -126,6 +129,13 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_helm_release i
     refuse_pending,
     releases_of_chart,
 )
+
+try:
+    import yaml
+except ImportError:
+    HAS_YAML, YAML_IMPORT_ERROR = False, traceback.format_exc()
+else:
+    HAS_YAML, YAML_IMPORT_ERROR = True, None
 
 
 class Helm:
@@ -204,6 +214,8 @@ def main():
         ),
         supports_check_mode=True,
     )
+    if not HAS_YAML:
+        module.fail_json(msg=missing_required_lib("PyYAML"), exception=YAML_IMPORT_ERROR)
     kubeconfig = module.params["kubeconfig"]
     tmp = None
     if isinstance(kubeconfig, dict):
