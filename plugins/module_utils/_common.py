@@ -17,6 +17,26 @@ import re
 import shlex
 
 SYSTEMD_RUNTIME_DIR = '/run/systemd/system'
+# Shown instead of a value that can carry a secret (secret_field()), in messages and diffs alike.
+NOT_SHOWN = '<not shown: may hold a secret>'
+# Names of variables or keys that can carry a secret: a kubeconfig (path or content), tokens, passwords,
+# registry credentials. Secret *names* (image_pull_secrets) are not secrets.
+_SECRET_FIELD_RE = re.compile(r'(kubeconfig|token|password|passwd|credential|auth)', re.IGNORECASE)
+
+
+def secret_field(field):
+    """Whether ``field`` (an option name or a key, possibly with a sub-key) can carry a secret: its value is never shown."""
+    return bool(field) and bool(_SECRET_FIELD_RE.search('%s' % field))
+
+
+def redact_secrets(value):
+    """``value`` with every mapping entry whose key can carry a secret replaced by NOT_SHOWN, at any depth: what a
+    diff may show of data the user wrote (Helm values, for one)."""
+    if isinstance(value, dict):
+        return dict((k, NOT_SHOWN if secret_field(k) and v not in (None, '') else redact_secrets(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return [redact_secrets(v) for v in value]
+    return value
 
 
 class GpufabricError(Exception):

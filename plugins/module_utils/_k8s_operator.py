@@ -73,17 +73,45 @@ CHART_PULL_SECRETS = (
     (("node-feature-discovery", "imagePullSecrets"), "refs"),
 )
 
-# NicClusterPolicy component images for network-operator 26.4.1 (NVIDIA's NicClusterPolicy
-# reference for that release). Keys are the network_operator_images keys.
-NCP_DEFAULT_IMAGES = {
-    "multus": {"repository": "nvcr.io/nvidia/mellanox", "image": "multus-cni", "version": "network-operator-v26.4.1"},
-    "cni_plugins": {"repository": "nvcr.io/nvidia/mellanox", "image": "plugins", "version": "network-operator-v26.4.1"},
-    "nv_ipam": {"repository": "nvcr.io/nvidia/mellanox", "image": "nvidia-k8s-ipam", "version": "network-operator-v26.4.1"},
-    "rdma_shared_device_plugin": {"repository": "nvcr.io/nvidia/mellanox", "image": "k8s-rdma-shared-dev-plugin", "version": "network-operator-v26.4.1"},
-    "ofed_driver": {"repository": "nvcr.io/nvidia/mellanox", "image": "doca-driver", "version": "doca3.4.1-26.04-1.1.0.0-1"},
+# The release table: NicClusterPolicy component images per network-operator chart version, so the
+# components follow the chart. Every NVIDIA image in a chart's values.yaml carries the tag
+# network-operator-v<chart version> (tests/unit/.../test_k8s_release_table.py checks that against the
+# charts in ../shared/charts), and NVIDIA's NicClusterPolicy reference for the release uses the same tag
+# for Multus, the CNI plugins, nv-ipam and the RDMA shared device plugin. The DOCA driver is not in the
+# chart: its tag is the release notes' (github.com/Mellanox/network-operator/releases/tag/v<version>).
+NCP_RELEASES = {
+    "26.1.2": {"components_tag": "network-operator-v26.1.2", "ofed_driver": "doca3.3.0-26.01-1.0.0.0-6"},
+    "26.4.1": {"components_tag": "network-operator-v26.4.1", "ofed_driver": "doca3.4.1-26.04-1.1.0.0-1"},
+}
+NCP_COMPONENT_IMAGES = {
+    "multus": {"repository": "nvcr.io/nvidia/mellanox", "image": "multus-cni"},
+    "cni_plugins": {"repository": "nvcr.io/nvidia/mellanox", "image": "plugins"},
+    "nv_ipam": {"repository": "nvcr.io/nvidia/mellanox", "image": "nvidia-k8s-ipam"},
+    "rdma_shared_device_plugin": {"repository": "nvcr.io/nvidia/mellanox", "image": "k8s-rdma-shared-dev-plugin"},
+    "ofed_driver": {"repository": "nvcr.io/nvidia/mellanox", "image": "doca-driver"},
 }
 
+
+def release_key(version):
+    """The release table's key of a chart version (26.4.1 for 26.4.1 and v26.4.1), or None."""
+    key = str(version)[1:] if str(version).startswith("v") else str(version)
+    return key if key in NCP_RELEASES else None
+
+
+def ncp_default_images(version):
+    """Component images of the NicClusterPolicy for a chart version of the release table."""
+    release = NCP_RELEASES[release_key(version)]
+    return {
+        comp: dict(img, version=release["ofed_driver"] if comp == "ofed_driver" else release["components_tag"])
+        for comp, img in NCP_COMPONENT_IMAGES.items()
+    }
+
+
+# The defaults of the default chart version (kept for callers that read them).
+NCP_DEFAULT_IMAGES = ncp_default_images("26.4.1")
+
 NCP_BUILTIN_DEFAULTS = {
+    "network_operator_chart_version": "26.4.1",
     "network_operator_ipam": "nv-ipam",
     "network_operator_nv_ipam_enable_webhook": False,
     "network_operator_ofed_driver": False,
@@ -292,36 +320,10 @@ def render_nic_cluster_policy(cfg=None):
             "(cluster)", "network_operator_images", images, "must be a mapping of component to {repository, image, version}", "e.g. {multus: {version: v4.1.0}}"
         )
         images = {}
-    unknown = sorted(set(images) - set(NCP_DEFAULT_IMAGES))
+    unknown = sorted(set(images) - set(NCP_COMPONENT_IMAGES))
     if unknown:
-        errs.add("(cluster)", "network_operator_images", unknown, "unknown component(s)", "use only %s" % ", ".join(sorted(NCP_DEFAULT_IMAGES)))
-    resolved = {}
-    for comp, dflt in NCP_DEFAULT_IMAGES.items():
-        img = dict(dflt)
-        override = images.get(comp) or {}
-        if not isinstance(override, dict):
-            errs.add("(cluster)", "network_operator_images.%s" % comp, override, "must be a mapping", "write {repository: ..., image: ..., version: ...}")
-            override = {}
-        img.update({k: str(v) for k, v in override.items() if v is not None})
-        if not IMAGE_NAME_RE.match(img.get("image", "")):
-            errs.add(
-                "(cluster)",
-                "network_operator_images.%s.image" % comp,
-                img.get("image"),
-                "image name must match [a-zA-Z0-9-]+",
-                "give the image name without registry or tag",
-            )
-        if not REPOSITORY_RE.match(img.get("repository", "")):
-            errs.add("(cluster)", "network_operator_images.%s.repository" % comp, img.get("repository"), "not a repository", "e.g. nvcr.io/nvidia/mellanox")
-        if not img.get("version"):
-            errs.add(
-                "(cluster)",
-                "network_operator_images.%s.version" % comp,
-                img.get("version"),
-                "version (image tag) is empty",
-                "set the tag, e.g. network-operator-v26.4.1",
-            )
-        resolved[comp] = img
+        errs.add("(cluster)", "network_operator_images", unknown, "unknown component(s)", "use only %s" % ", ".join(sorted(NCP_COMPONENT_IMAGES)))
+    resolved = _resolve_images(errs, cfg["network_operator_chart_version"], images, _deployed_components(ipam, flags))
     rdma_cfg = cfg["network_operator_rdma_shared_device_plugin_config"]
     if flags.get("network_operator_rdma_shared_device_plugin"):
         if isinstance(rdma_cfg, str):
@@ -380,6 +382,61 @@ def render_nic_cluster_policy(cfg=None):
     _check_merged_spec(errs, spec, overrides)
     errs.raise_if_any()
     return {"apiVersion": NCP_API_VERSION, "kind": "NicClusterPolicy", "metadata": {"name": NCP_NAME}, "spec": spec}
+
+
+def _deployed_components(ipam, flags):
+    comps = ["multus", "cni_plugins"] + (["nv_ipam"] if ipam == "nv-ipam" else [])
+    comps += ["ofed_driver"] if flags.get("network_operator_ofed_driver") else []
+    return comps + (["rdma_shared_device_plugin"] if flags.get("network_operator_rdma_shared_device_plugin") else [])
+
+
+def _resolve_images(errs, version, images, deployed):
+    """Each component's image: the release table's for the chart version, then network_operator_images.
+
+    A chart version the table does not know gives no default tag: every deployed component needs its
+    version from network_operator_images, or the NicClusterPolicy would silently keep another release's."""
+    known = release_key(version)
+    defaults = ncp_default_images(known) if known else {c: dict(i, version="") for c, i in NCP_COMPONENT_IMAGES.items()}
+    resolved, untagged = {}, []
+    for comp, dflt in defaults.items():
+        img = dict(dflt)
+        override = images.get(comp) or {}
+        if not isinstance(override, dict):
+            errs.add("(cluster)", "network_operator_images.%s" % comp, override, "must be a mapping", "write {repository: ..., image: ..., version: ...}")
+            override = {}
+        img.update({k: str(v) for k, v in override.items() if v is not None})
+        if not IMAGE_NAME_RE.match(img.get("image", "")):
+            errs.add(
+                "(cluster)",
+                "network_operator_images.%s.image" % comp,
+                img.get("image"),
+                "image name must match [a-zA-Z0-9-]+",
+                "give the image name without registry or tag",
+            )
+        if not REPOSITORY_RE.match(img.get("repository", "")):
+            errs.add("(cluster)", "network_operator_images.%s.repository" % comp, img.get("repository"), "not a repository", "e.g. nvcr.io/nvidia/mellanox")
+        if not img.get("version") and known:
+            errs.add(
+                "(cluster)",
+                "network_operator_images.%s.version" % comp,
+                img.get("version"),
+                "version (image tag) is empty",
+                "set the tag, e.g. network-operator-v%s" % known,
+            )
+        elif not img.get("version") and comp in deployed:
+            untagged.append(comp)
+        resolved[comp] = img
+    if untagged:
+        errs.add(
+            "(cluster)",
+            "network_operator_chart_version",
+            version,
+            "the NicClusterPolicy component versions are known for chart %s only (the release table in "
+            "plugins/module_utils/_k8s_operator.py), so %s would have no image tag" % (", ".join(sorted(NCP_RELEASES)), ", ".join(untagged)),
+            "pin network_operator_chart_version to one of %s, or set the version of every deployed component yourself: %s"
+            % (", ".join(sorted(NCP_RELEASES)), ", ".join("network_operator_images.%s.version" % c for c in untagged)),
+        )
+    return resolved
 
 
 _PATH_PART = re.compile(r"([^.\[\]]+)|\[([0-9]+)\]")

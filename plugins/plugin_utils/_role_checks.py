@@ -12,7 +12,7 @@ converted them) and returns problems as (field, value, problem, fix)."""
 import os
 import re
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError, ifname_problem
+from ansible_collections.gpufabric.roce.plugins.module_utils._common import NOT_SHOWN, GpufabricError, ifname_problem, secret_field
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import RenderValidationError
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_operator import (
     HELM_BUILTIN_DEFAULTS,
@@ -28,11 +28,6 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._sriov_vf import va
 # A Go duration as Flux reads spec.interval: 10m, 1h30m, 45s.
 GO_DURATION_RE = re.compile(r'([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+\Z', re.ASCII)
 PORT_MAX = 65535
-# Shown instead of the value of a variable that can carry a secret (secret_field()).
-NOT_SHOWN = '<not shown: may hold a secret>'
-# Variables that can carry a secret: a kubeconfig (path or content), tokens, passwords, registry credentials.
-# Secret *names* (image_pull_secrets) are not secrets.
-_SECRET_FIELD_RE = re.compile(r'(kubeconfig|token|password|passwd|credential|auth)', re.IGNORECASE)
 _DEFAULTS_FROM = 'host_network_vfs defaults to roce_vfs, host_network_num_vfs to roce_num_vfs'
 
 
@@ -223,11 +218,6 @@ CHECKS = {
 # Lists whose entries are checked one by one even when the spec refused one of them (an unknown key in one
 # VF entry must not hide a bad MAC in another); an entry the rules cannot read is left to the spec's message.
 _PER_ENTRY = frozenset(('host_network_vfs',))
-
-
-def secret_field(field):
-    """Whether ``field`` (an option name, possibly with a sub-key) can carry a secret: its value is never shown."""
-    return bool(field) and bool(_SECRET_FIELD_RE.search('%s' % field))
 
 
 def redact(field, value, message):

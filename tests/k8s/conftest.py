@@ -51,6 +51,13 @@ def multirail_cluster(tmp_path_factory, request):
     yield from _control_plane(tmp_path_factory, "k8s-multirail", request.module.MULTIRAIL_HARDWARE)
 
 
+@pytest.fixture(scope="module")
+def module_cluster(tmp_path_factory, request):
+    """A control plane of the module's own (its CLUSTER_HARDWARE): for a cluster-wide state no other test may see,
+    such as CRDs of an older chart (CRDs are cluster-scoped) or exactly one release of the chart."""
+    yield from _control_plane(tmp_path_factory, "k8s-" + request.module.__name__.rsplit(".", 1)[-1], request.module.CLUSTER_HARDWARE)
+
+
 @pytest.fixture(scope="session")
 def helm_release(cluster):
     chart = chart_path()

@@ -42,6 +42,14 @@ def chart_path():
     return Path(os.environ.get("GPUFABRIC_NETWORK_OPERATOR_CHART") or default)
 
 
+def shared_chart(version):
+    """charts/network-operator-<version>.tgz of the shared directory; fails (never skips) when it is missing."""
+    path = Path(os.environ.get("GPUFABRIC_SHARED_DIR") or REPO.parent / "shared") / "charts" / ("network-operator-%s.tgz" % version)
+    if not path.is_file():
+        pytest.fail("the network-operator chart %s does not exist: set GPUFABRIC_SHARED_DIR to the directory holding charts/" % path)
+    return path
+
+
 def wait_for(what, fn, timeout=90.0, interval=0.25):
     """Poll fn() until it returns something truthy; fail with the last value seen."""
     deadline = time.time() + timeout

@@ -11,9 +11,9 @@ import tarfile
 
 import pytest
 import yaml
-from k8s_helpers import chart_path
+from k8s_helpers import chart_path, shared_chart
 import controlplane
-from standins import hardware, network_operator, nfd, sriov_cni, sriov_policy
+from standins import hardware, network_operator, nfd, sriov_cni, sriov_policy, upgrade_crd_hook
 
 PF = {"name": "enp157s0np0", "pciAddress": "0000:9d:00.0", "vendor": "15b3", "deviceID": "101d", "driver": "mlx5_core",
       "totalvfs": 16, "mtu": 9000, "linkType": "ETH", "numVfs": 0}
@@ -182,3 +182,19 @@ def test_state_dir_with_foreign_files_is_never_removed(tmp_path):
     with pytest.raises(controlplane.ControlPlaneError, match="did not write"):
         controlplane._remove_state(tmp_path)
     assert (tmp_path / "precious.txt").exists()
+
+
+def test_upgrade_crd_hook_applies_the_crds_of_the_chart_it_belongs_to():
+    """apply-crds --crds-dir=/crds/network-operator of 26.4.1 brings NicNodePolicy; 26.1.2's has none."""
+    new = upgrade_crd_hook.chart_crds(shared_chart("26.4.1"), ["/crds/network-operator", "/crds/sriov-network-operator"])
+    names = {c["metadata"]["name"] for c in new}
+    assert "nicnodepolicies.mellanox.com" in names and "sriovnetworknodepolicies.sriovnetwork.openshift.io" in names
+    old = upgrade_crd_hook.chart_crds(shared_chart("26.1.2"), ["/crds/network-operator"])
+    assert "nicnodepolicies.mellanox.com" not in {c["metadata"]["name"] for c in old}
+    with pytest.raises(upgrade_crd_hook.HookError, match="unknown --crds-dir /crds/other"):
+        upgrade_crd_hook.chart_crds(chart_path(), ["/crds/other"])
+    pod = {"metadata": {"name": "network-operator-upgrade-crd-x", "labels": {"helm.sh/chart": "network-operator-9.9.9"}},
+           "spec": {"containers": [{"command": ["/apply-crds"], "args": ["--crds-dir=/crds/network-operator"]}]}}
+    assert upgrade_crd_hook.is_hook_pod(pod)
+    with pytest.raises(upgrade_crd_hook.HookError, match="network-operator-9.9.9.tgz not found"):
+        upgrade_crd_hook.UpgradeCrdHook(None, chart_path().parent).archive(pod)

@@ -12,7 +12,8 @@ Upstream behaviour it plays (kubernetes v1.36, pkg/kubelet):
 - pod status (status/status_manager.go): Pods bound to the node run: phase Running, conditions
   PodReadyToStartContainers/Initialized/ContainersReady/Ready/PodScheduled True, every container
   running and ready, a podIP (hostIP for hostNetwork pods). Pods owned by a Job run to completion:
-  phase Succeeded, containers terminated with exit code 0;
+  phase Succeeded, containers terminated with exit code 0 (the chart's upgrade-crd hook first does
+  what its container does: upgrade_crd_hook.py);
 - pod deletion (status_manager.go canBeDeleted): a Pod with a deletionTimestamp is deleted with
   grace period 0 once its containers are stopped (here: at once).
 There is no container runtime: images are not pulled, probes and commands never run.
@@ -22,7 +23,7 @@ import hashlib
 import logging
 import time
 
-from . import _kube
+from . import _kube, upgrade_crd_hook
 
 LOG = logging.getLogger("standins.kubelet")
 LEASE_NAMESPACE = "kube-node-lease"
@@ -87,8 +88,10 @@ class KubeletStandin:
 
     name = "kubelet"
 
-    def __init__(self, kube, nodes):
+    def __init__(self, kube, nodes, crd_hook=None):
         self.kube = kube
+        # The container of the chart's upgrade-crd hook Job (upgrade_crd_hook.py): runs before its pod completes.
+        self.crd_hook = crd_hook
         self.nodes = nodes
         self.index = {n: i for i, n in enumerate(sorted(nodes))}
         self.started = time.time()
@@ -205,6 +208,15 @@ class KubeletStandin:
             return "completed"
         if phase == "Running" and pod.get("status", {}).get("podIP"):
             return "running"
+        if upgrade_crd_hook.is_hook_pod(pod):
+            if self.crd_hook is None:
+                return "hook-not-run"
+            try:
+                self.crd_hook.run(pod)
+            except upgrade_crd_hook.HookError as err:
+                # As a crash-looping container: the pod never completes and Helm's wait fails.
+                LOG.error("hook pod %s/%s: %s", meta["namespace"], meta["name"], err)
+                return "hook-failed"
         status = self._pod_status(pod, self._pod_ip(pod, used), t)
         # PUT with the listed resourceVersion: a pod changed meanwhile answers 409 and is retried next tick.
         self.kube.request("PUT", pod_path + "/status", body={"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": pod["spec"], "status": status})

@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from standins import _kube, hardware, kubelet, network_operator, nfd, sriov_cni, sriov_operator
+from standins import _kube, hardware, kubelet, network_operator, nfd, sriov_cni, sriov_operator, upgrade_crd_hook
 
 LOG = logging.getLogger("standins")
 COMPONENTS = ("kubelet", "nfd", "network-operator", "sriov", "sriov-networks")
@@ -28,6 +28,10 @@ def default_crds_dir():
     if os.environ.get("GPUFABRIC_CRDS_DIR"):
         return os.environ["GPUFABRIC_CRDS_DIR"]
     return str(Path(os.environ.get("GPUFABRIC_SHARED_DIR") or REPO.parent / "shared") / "crds")
+
+
+def default_charts_dir():
+    return str(Path(os.environ.get("GPUFABRIC_SHARED_DIR") or REPO.parent / "shared") / "charts")
 
 
 def parse_args(argv=None):
@@ -47,6 +51,8 @@ def parse_args(argv=None):
     ap.add_argument("--only", default=",".join(COMPONENTS), help="comma-separated subset of: " + ", ".join(COMPONENTS))
     ap.add_argument("--state-dir", help="where standins.status.json and the device plugin checkpoint go")
     ap.add_argument("--crds-dir", default=default_crds_dir(), help="upstream CRDs (the NAD CRD for Multus)")
+    ap.add_argument("--charts-dir", default=default_charts_dir(),
+                    help="network-operator-<version>.tgz archives: the CRDs the upgrade-crd hook stand-in applies")
     ap.add_argument("--once", action="store_true", help="one loop, then exit (debugging)")
     args = ap.parse_args(argv)
     unknown = sorted(set(args.only.split(",")) - set(COMPONENTS))
@@ -60,7 +66,7 @@ def parse_args(argv=None):
 def build(args, kube, nodes):
     wanted = args.only.split(",")
     made = {
-        "kubelet": lambda: kubelet.KubeletStandin(kube, nodes),
+        "kubelet": lambda: kubelet.KubeletStandin(kube, nodes, upgrade_crd_hook.UpgradeCrdHook(kube, args.charts_dir)),
         "nfd": lambda: nfd.NfdStandin(kube, nodes),
         "network-operator": lambda: network_operator.NetworkOperatorStandin(kube, nodes, args.crds_dir),
         "sriov": lambda: sriov_operator.SriovStandin(

@@ -1,0 +1,235 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type  # noqa: UP001
+
+DOCUMENTATION = r"""
+---
+module: network_operator_release
+short_description: Find every release of the network-operator chart and plan the install or upgrade without resetting user values
+version_added: "0.2.0"
+description:
+  - Lists every Helm release of the chart (any name, any namespace, any status) with C(helm list --all-namespaces --all).
+  - Refuses, before anything changes, when a release of the chart exists under another name or namespace than
+    O(release_name)/O(namespace), naming each release, its namespace and the fix (adopt it by configuring its
+    name and namespace, or uninstall it); and when the configured release is pending (C(pending-install),
+    C(pending-upgrade), C(pending-rollback) - an operation running or interrupted), naming the C(helm rollback) to run.
+  - Adopts the configured release - also one installed by hand - keeping every value its owner set. It returns
+    in RV(values) the release's user-supplied values (C(helm get values)) deep-merged with O(values), the keys
+    this collection owns, which win. Pass RV(values) to M(kubernetes.core.helm) (its default C(reset_values=true)
+    then applies exactly them).
+  - Reads only. In check mode it reports C(changed) when the install or upgrade would change the release, with
+    the values diff (what C(helm diff) would show, without the plugin); outside check mode it reports C(changed=false).
+  - With O(chart_path), the chart's own version (C(helm show chart)) must equal O(chart_version), so the
+    NicClusterPolicy component versions, which follow O(chart_version), match the chart actually installed.
+author:
+  - gpufabric.roce maintainers (@gpufabric)
+options:
+  chart_name:
+    description: Name of the chart, as C(helm list) shows it before the version (C(network-operator)).
+    type: str
+    default: network-operator
+  chart_version:
+    description: The chart version about to be installed.
+    type: str
+    required: true
+  chart_path:
+    description: A local chart archive or directory, when installing from one; its version is checked against O(chart_version).
+    type: str
+  release_name:
+    description: The release this run manages.
+    type: str
+    required: true
+  namespace:
+    description: The namespace of that release.
+    type: str
+    required: true
+  values:
+    description: The Helm values this collection owns (the C(gpufabric.roce.network_operator_helm_values) filter's result).
+    type: dict
+    default: {}
+  binary_path:
+    description: The helm binary; default helm on C(PATH).
+    type: path
+  kubeconfig:
+    description: Path to a kubeconfig, or its content as a mapping (written to a private temporary file, never logged).
+    type: raw
+  context:
+    description: The kubeconfig context to use.
+    type: str
+requirements:
+  - helm 3
+  - PyYAML
+notes:
+  - Runs on the controller, as M(kubernetes.core.helm) does. Supports check mode and diff mode.
+"""
+
+EXAMPLES = r"""
+- name: Plan the network-operator release (refuses a release of the chart under another name)
+  gpufabric.roce.network_operator_release:
+    chart_version: "26.4.1"
+    release_name: network-operator
+    namespace: nvidia-network-operator
+    values: "{{ computed_values }}"
+  register: plan
+
+- name: Install or upgrade it with the user's values kept
+  kubernetes.core.helm:
+    chart_ref: /srv/charts/network-operator-26.4.1.tgz
+    release_name: network-operator
+    release_namespace: nvidia-network-operator
+    release_values: "{{ plan['values'] }}"
+    atomic: true
+  when: not ansible_check_mode
+"""
+
+RETURN = r"""
+releases:
+  description: Every release of the chart in the cluster (C(name), C(namespace), C(chart), C(chart_version), C(revision), C(status)).
+  returned: always
+  type: list
+  elements: dict
+release:
+  description: The configured release as found, or null when the chart is not installed.
+  returned: always
+  type: dict
+revision:
+  description: The configured release's current revision (0 when not installed); what to roll back to if the upgrade fails.
+  returned: always
+  type: int
+user_values:
+  description: The values the release's owner set (C(helm get values)); empty when not installed.
+  returned: always
+  type: dict
+values:
+  description: The values to apply, RV(user_values) deep-merged with O(values) (O(values) wins).
+  returned: always
+  type: dict
+would_change:
+  description: Whether the install or upgrade would change the release (chart, status or values).
+  returned: always
+  type: bool
+"""
+
+import json
+import os
+import tempfile
+import traceback
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_helm_release import (
+    ReleaseRefused,
+    last_good_revision,
+    pick_release,
+    plan,
+    refuse_pending,
+    releases_of_chart,
+)
+
+try:
+    import yaml
+except ImportError:
+    HAS_YAML, YAML_IMPORT_ERROR = False, traceback.format_exc()
+else:
+    HAS_YAML, YAML_IMPORT_ERROR = True, None
+
+
+class Helm:
+    def __init__(self, module, kubeconfig_path):
+        self.module = module
+        self.binary = module.params["binary_path"] or module.get_bin_path("helm")
+        if not self.binary:
+            module.fail_json(msg="network_operator: helm is not on PATH of the controller. Fix: install helm 3, or set network_operator_helm_binary.")
+        self.flags = (["--kubeconfig", kubeconfig_path] if kubeconfig_path else []) + (
+            ["--kube-context", module.params["context"]] if module.params["context"] else [])
+
+    def run(self, *argv, cluster=True):
+        cmd = [self.binary, *argv, *(self.flags if cluster else [])]
+        rc, out, err = self.module.run_command(cmd)
+        if rc:
+            self.module.fail_json(msg="network_operator: `helm %s` failed (exit %d): %s" % (" ".join(argv), rc, err.strip() or out.strip()))
+        return out
+
+    def json(self, *argv):
+        return json.loads(self.run(*argv, "-o", "json") or "null")
+
+
+def _chart_path_version(helm, path):
+    return str((yaml.safe_load(helm.run("show", "chart", path, cluster=False)) or {}).get("version", ""))
+
+
+def _run(module, helm):
+    p = module.params
+    if p["chart_path"]:
+        found = _chart_path_version(helm, p["chart_path"])
+        if found.lstrip("v") != str(p["chart_version"]).lstrip("v"):
+            module.fail_json(msg="network_operator: network_operator_chart_path %s is chart version %s, but network_operator_chart_version is %s; "
+                                 "the NicClusterPolicy component versions follow network_operator_chart_version. Nothing was changed. "
+                                 "Fix: set network_operator_chart_version: '%s', or point network_operator_chart_path at the %s chart."
+                                 % (p["chart_path"], found, p["chart_version"], found, p["chart_version"]))
+    releases = releases_of_chart(helm.json("list", "--all-namespaces", "--all", "--max", "0"), p["chart_name"])
+    try:
+        rel = pick_release(releases, p["release_name"], p["namespace"], p["chart_name"])
+        if rel is not None and rel["status"] not in ("deployed", "failed", "superseded"):
+            refuse_pending(rel, last_good_revision(helm.json("history", rel["name"], "-n", rel["namespace"])))
+    except ReleaseRefused as exc:
+        module.fail_json(msg=str(exc), releases=releases)
+    user_values = helm.json("get", "values", rel["name"], "-n", rel["namespace"]) if rel else {}
+    result = plan(rel, user_values or {}, p["values"], p["chart_name"], p["chart_version"])
+    out = {
+        "releases": releases,
+        "release": rel,
+        "revision": result["revision"],
+        "user_values": user_values or {},
+        "values": result["values"],
+        "would_change": result["changed"],
+        "changed": bool(module.check_mode and result["changed"]),
+    }
+    if module._diff and module.check_mode:
+        out["diff"] = {
+            "before_header": "helm release %s/%s (helm get values)" % (p["namespace"], p["release_name"]),
+            "after_header": "helm release %s/%s (values to apply)" % (p["namespace"], p["release_name"]),
+            "before": yaml.safe_dump(result["before"], sort_keys=True, default_flow_style=False),
+            "after": yaml.safe_dump(result["after"], sort_keys=True, default_flow_style=False),
+        }
+    return out
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            chart_name=dict(type="str", default="network-operator"),
+            chart_version=dict(type="str", required=True),
+            chart_path=dict(type="str"),
+            release_name=dict(type="str", required=True),
+            namespace=dict(type="str", required=True),
+            values=dict(type="dict", default={}),
+            binary_path=dict(type="path"),
+            kubeconfig=dict(type="raw", no_log=True),
+            context=dict(type="str"),
+        ),
+        supports_check_mode=True,
+    )
+    if not HAS_YAML:
+        module.fail_json(msg=missing_required_lib("PyYAML"), exception=YAML_IMPORT_ERROR)
+    kubeconfig = module.params["kubeconfig"]
+    tmp = None
+    if isinstance(kubeconfig, dict):
+        fd, tmp = tempfile.mkstemp(prefix="gpufabric-kubeconfig-", suffix=".json")  # mode 0600
+        with os.fdopen(fd, "w") as f:
+            json.dump(kubeconfig, f)
+        kubeconfig = tmp
+    try:
+        result = _run(module, Helm(module, kubeconfig or None))
+    finally:
+        if tmp:
+            os.unlink(tmp)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

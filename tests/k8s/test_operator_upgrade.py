@@ -1,0 +1,153 @@
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""An existing network-operator release, adopted and upgraded by the role (issue 17), on the real control plane.
+
+One scenario, in order, on a control plane of its own (the 26.1.2 CRDs and exactly one release of the chart
+must be the whole cluster's state; CRDs are cluster-scoped):
+1. A cluster engineer installs the real 26.1.2 chart by hand with a value of their own
+   (``--set operator.nodeSelector.site-owner=keep-me``; the fake nodes carry that label), with the SR-IOV
+   operator enabled as the collection wants it (turning a sub-chart on in an upgrade fails on a real cluster
+   too: Helm maps the new manifests before the pre-upgrade hook can apply the sub-chart's CRDs).
+2. The role configured with another release name is refused before any change, naming the release, its
+   namespace and the fix; nothing changed.
+3. The role at 26.1.2 adopts the release: the user's value kept, the NicClusterPolicy at 26.1.2's versions.
+4. --check --diff (before 3, and at 26.4.1) shows the values and chart diff and changes nothing.
+5. The role at 26.4.1 upgrades: the user's value kept, chart 26.4.1, the NicClusterPolicy at 26.4.1's versions,
+   and the CRD 26.4.1 adds (NicNodePolicy) present: Helm does not upgrade crds/, the chart's pre-upgrade hook
+   does (played by lab/k8s/standins/upgrade_crd_hook.py).
+6. --check again reports no change.
+7. An upgrade that fails halfway is rolled back by Helm (--atomic), and the message names the revision.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import yaml
+from k8s_helpers import HARDWARE, REPO, TIMINGS, shared_chart
+
+VENV_BIN = os.path.dirname(sys.executable)
+NAMESPACE = "nvidia-network-operator"
+RELEASE = "network-operator"
+CRD = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
+NCP = "/apis/mellanox.com/v1alpha1/nicclusterpolicies/nic-cluster-policy"
+CLUSTER_HARDWARE = {name: dict(spec, labels=dict(spec.get("labels", {}), **{"site-owner": "keep-me"})) for name, spec in HARDWARE.items()}
+PLAYBOOK = """
+- name: The network_operator role alone
+  hosts: localhost
+  gather_facts: false
+  roles:
+    - role: gpufabric.roce.network_operator
+"""
+
+
+def _role(cluster, tmp_path, version, *args, **extra):
+    (tmp_path / "play.yml").write_text(PLAYBOOK, encoding="utf-8")
+    variables = dict({
+        "roce_k8s_mode": "apply",
+        "network_operator_chart_path": str(shared_chart(version)),
+        "network_operator_chart_version": version,
+        "network_operator_kubeconfig": str(cluster.kubeconfig),
+        "network_operator_ready_timeout": 300,
+        "network_operator_poll_interval": 2,
+    }, **extra)
+    (tmp_path / "vars.yml").write_text(yaml.safe_dump(variables), encoding="utf-8")
+    env = dict(cluster.env, ANSIBLE_COLLECTIONS_PATH=str(REPO / ".build" / "collections"), ANSIBLE_CONFIG=str(REPO / "ansible.cfg"),
+               ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0", PATH="%s:%s" % (VENV_BIN, cluster.env["PATH"]))
+    cmd = [os.path.join(VENV_BIN, "ansible-playbook"), "-i", "localhost,", "-c", "local", "-e", "ansible_python_interpreter=" + sys.executable,
+           "-e", "@" + str(tmp_path / "vars.yml"), str(tmp_path / "play.yml"), *args]
+    t0 = time.time()
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1200, check=False, cwd=str(tmp_path))  # noqa: S603
+    step = "upgrade test: role %s %s%s (s)" % (version, " ".join(args) or "apply", " (%s)" % ", ".join(sorted(extra)) if extra else "")
+    TIMINGS[step] = round(time.time() - t0, 1)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def _releases(cluster):
+    return json.loads(cluster.run("helm", "list", "--all-namespaces", "--all", "-o", "json").stdout)
+
+
+def _user_values(cluster):
+    return json.loads(cluster.run("helm", "get", "values", RELEASE, "-n", NAMESPACE, "-o", "json").stdout)
+
+
+def _ncp_versions(kube):
+    spec = kube.get(NCP)["spec"]
+    return {spec["secondaryNetwork"]["multus"]["version"], spec["secondaryNetwork"]["cniPlugins"]["version"], spec["nvIpam"]["version"]}
+
+
+def _recap_changed(out):
+    line = [x for x in out.splitlines() if x.startswith("localhost") and "changed=" in x][-1]
+    return int(line.split("changed=")[1].split()[0])
+
+
+def test_hand_installed_release_is_adopted_and_upgraded_with_the_users_values_kept(module_cluster, tmp_path):
+    cluster, kube = module_cluster, module_cluster.kube
+    t0 = time.time()
+    cluster.run("helm", "install", RELEASE, str(shared_chart("26.1.2")), "-n", NAMESPACE, "--create-namespace",
+                "--set", "operator.nodeSelector.site-owner=keep-me", "--set", "sriovNetworkOperator.enabled=true", "--wait", "--timeout", "5m")
+    TIMINGS["upgrade test: helm install 26.1.2 by hand (s)"] = round(time.time() - t0, 1)
+    assert kube.get_or_none(CRD + "nicnodepolicies.mellanox.com") is None  # 26.1.2 has none
+
+    # A release of the chart under another name: refused before any change, naming it, its namespace and the fix.
+    rc, out = _role(cluster, tmp_path, "26.1.2", network_operator_release_name="noo-site")
+    flat = " ".join(out.split())
+    assert rc != 0, out[-6000:]
+    assert "'network-operator' in namespace 'nvidia-network-operator' (chart network-operator-26.1.2, revision 1, deployed)" in flat, out[-6000:]
+    assert "set network_operator_release_name: network-operator and network_operator_namespace: nvidia-network-operator" in flat
+    assert "helm uninstall network-operator -n nvidia-network-operator" in flat and "Nothing was changed" in flat
+    assert [(r["name"], r["revision"]) for r in _releases(cluster)] == [(RELEASE, "1")]
+    assert kube.get_or_none(NCP) is None
+
+    # --check --diff of the adoption: the collection's keys added, the user's kept; nothing changes.
+    rc, out = _role(cluster, tmp_path, "26.1.2", "--check", "--diff")
+    assert rc == 0, out[-6000:]
+    plan = out.split("plan the install or upgrade] ***", 1)[1].split("TASK [", 1)[0]
+    assert "+      resourcePrefix: nvidia.com" in plan and "changed: [localhost]" in plan, plan
+    assert "   operator:\n     nodeSelector:\n       site-owner: keep-me" in plan, plan
+    assert not [x for x in plan.splitlines() if x.startswith("-") and "site-owner" in x], plan
+    assert [(r["chart"], r["revision"]) for r in _releases(cluster)] == [("network-operator-26.1.2", "1")]
+
+    # Adopted at 26.1.2: the user's value kept, the collection's keys added, the NicClusterPolicy at 26.1.2.
+    rc, out = _role(cluster, tmp_path, "26.1.2")
+    assert rc == 0, out[-6000:]
+    values = _user_values(cluster)
+    assert values["operator"]["nodeSelector"] == {"site-owner": "keep-me"}
+    assert values["sriovNetworkOperator"] == {"enabled": True}
+    assert _ncp_versions(kube) == {"network-operator-v26.1.2"}
+
+    # --check --diff at 26.4.1: the diff helm-diff would show, computed from helm get values; nothing changes.
+    rc, out = _role(cluster, tmp_path, "26.4.1", "--check", "--diff")
+    assert rc == 0, out[-6000:]
+    assert "-chart: network-operator-26.1.2" in out and "+chart: network-operator-26.4.1" in out, out[-6000:]
+    assert not [x for x in out.splitlines() if x.startswith("-") and "site-owner" in x]
+    assert [(r["chart"], r["revision"]) for r in _releases(cluster)] == [("network-operator-26.1.2", "2")]
+    assert kube.get_or_none(CRD + "nicnodepolicies.mellanox.com") is None
+
+    # Upgraded to 26.4.1: the value kept, the component versions followed, the new CRD applied by the hook.
+    rc, out = _role(cluster, tmp_path, "26.4.1")
+    assert rc == 0, out[-6000:]
+    assert [(r["chart"], r["status"]) for r in _releases(cluster)] == [("network-operator-26.4.1", "deployed")]
+    assert _user_values(cluster)["operator"]["nodeSelector"] == {"site-owner": "keep-me"}
+    assert _ncp_versions(kube) == {"network-operator-v26.4.1"}
+    assert kube.get(CRD + "nicnodepolicies.mellanox.com")["spec"]["group"] == "mellanox.com"
+
+    # Idempotence, in check mode.
+    rc, out = _role(cluster, tmp_path, "26.4.1", "--check")
+    assert rc == 0 and _recap_changed(out) == 0, out[-6000:]
+
+    # An upgrade that fails halfway (the pre-upgrade hook ran, the API server rejects the operator Deployment):
+    # Helm --atomic rolls back to the revision before, and the message names it and the rollback to run.
+    before = _releases(cluster)[0]
+    rc, out = _role(cluster, tmp_path, "26.4.1", network_operator_helm_values_overrides={"operator": {"resources": {"limits": {"cpu": "lots"}}}})
+    flat = " ".join(out.split())
+    assert rc != 0, out[-6000:]
+    assert "helm upgrade of release network-operator in namespace nvidia-network-operator failed" in flat, out[-6000:]
+    assert "The release was at revision %s (network-operator-26.4.1) before this run" % before["revision"] in flat
+    assert "`helm rollback network-operator %s -n nvidia-network-operator`" % before["revision"] in flat
+    after = _releases(cluster)[0]
+    assert (after["status"], after["chart"], int(after["revision"])) == ("deployed", "network-operator-26.4.1", int(before["revision"]) + 2)
+    assert "resources" not in _user_values(cluster)["operator"]
+    assert _user_values(cluster)["operator"]["nodeSelector"] == {"site-owner": "keep-me"}
