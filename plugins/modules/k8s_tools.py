@@ -17,7 +17,7 @@ description:
     with every missing piece and its fix at once.
   - The collection C(kubernetes.core); the C(kubernetes) Python client and the cluster access (one C(kubernetes.core.k8s_info)
     read of the C(default) Namespace with O(kubeconfig) and O(context)), with O(cluster); C(helm version), with O(helm).
-  - Changes nothing. Run it with C(check_mode: false) so that C(helm version) also runs in check mode.
+  - Changes nothing. Run it with C(check_mode=false) so that C(helm version) also runs in check mode.
   - This is an action plugin; the module file only holds the documentation.
 author:
   - gpufabric.roce maintainers (@gpufabric)
