@@ -12,6 +12,7 @@ ARGUMENT_SPEC = {
     "namespace": {"type": "str"},
     "kubeconfig": {"type": "raw", "no_log": True},
     "context": {"type": "str"},
+    "labels": {"type": "dict", "default": {}},
 }
 
 
@@ -46,6 +47,35 @@ def object_diffs(items):
     return names, diffs
 
 
+def with_labels(definitions, labels):
+    """Copies of the definitions with ``labels`` added to each object's metadata.labels (the rendered objects stay as they are)."""
+    if not labels:
+        return definitions
+    out = []
+    for definition in definitions:
+        obj = dict(definition)
+        meta = dict(obj.get("metadata") or {})
+        meta["labels"] = dict(meta.get("labels") or {}, **labels)
+        obj["metadata"] = meta
+        out.append(obj)
+    return out
+
+
+def _api(obj):
+    return (obj.get("apiVersion"), obj.get("kind"))
+
+
+def pending_diffs(pending):
+    """The objects whose API the cluster does not serve yet, as check mode reports them (created once their CRD is installed)."""
+    names, diffs = [], []
+    for obj in pending:
+        name = "%s/%s" % (obj.get("kind", "?"), (obj.get("metadata") or {}).get("name", "?"))
+        names.append(name)
+        header = "%s (created once the chart is installed: %s %s is not served yet)" % (name, obj.get("apiVersion"), obj.get("kind"))
+        diffs.append({"before_header": header, "after_header": header, "before": {}, "after": obj})
+    return names, diffs
+
+
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(ARGUMENT_SPEC)
@@ -54,17 +84,46 @@ class ActionModule(ActionBase):
         result = super().run(tmp, task_vars)
         _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
         if not args["definition"]:
-            result.update(changed=False, changed_objects=[], msg="nothing to apply")
+            result.update(changed=False, changed_objects=[], pending_objects=[], msg="nothing to apply")
             return result
-        module_args = {k: v for k, v in args.items() if v is not None}
-        module_args.update(state="present", apply=True)
-        res = self._execute_module(module_name="kubernetes.core.k8s", module_args=module_args, task_vars=task_vars)
-        if res.get("failed"):
-            return dict(result, **res)
-        inner = res.get("result") or {}
-        items = inner.get("results", [res])
-        names, diffs = object_diffs(items)
-        result.update(changed=bool(res.get("changed")), changed_objects=names, applied=len(items))
+        access = {k: args[k] for k in ("kubeconfig", "context") if args.get(k) is not None}
+        definitions = with_labels(args["definition"], args["labels"])
+        pending = []
+        if self._task.check_mode:
+            # A dry run before the first install: the chart brings the CRDs. kubernetes.core.k8s would fail on
+            # "Failed to find exact match"; report those objects as created once the chart is installed instead.
+            missing, failed = self._unserved_apis({_api(o) for o in definitions}, access, task_vars)
+            if failed:
+                return dict(result, **failed)
+            pending = [o for o in definitions if _api(o) in missing]
+            definitions = [o for o in definitions if _api(o) not in missing]
+        names, diffs, items, changed = [], [], [], False
+        if definitions:
+            module_args = dict(access, definition=definitions, state="present", apply=True)
+            if args.get("namespace") is not None:
+                module_args["namespace"] = args["namespace"]
+            res = self._execute_module(module_name="kubernetes.core.k8s", module_args=module_args, task_vars=task_vars)
+            if res.get("failed"):
+                return dict(result, **res)
+            inner = res.get("result") or {}
+            items = inner.get("results", [res])
+            names, diffs = object_diffs(items)
+            changed = bool(res.get("changed"))
+        pending_names, pending_diff = pending_diffs(pending)
+        result.update(changed=changed or bool(pending), changed_objects=names + pending_names, applied=len(items), pending_objects=pending_names)
+        diffs += pending_diff
         if self._task.diff and diffs:
             result["diff"] = diffs
         return result
+
+    def _unserved_apis(self, apis, access, task_vars):
+        """(apiVersion, kind) pairs of ``apis`` the cluster does not serve; one cheap k8s_info per kind (a selector nothing matches)."""
+        missing = set()
+        for api_version, kind in sorted(apis, key=str):
+            probe = dict(access, api_version=api_version, kind=kind, label_selectors=["gpufabric.roce/api-probe=none"])
+            res = self._execute_module(module_name="kubernetes.core.k8s_info", module_args=probe, task_vars=task_vars)
+            if res.get("failed"):
+                return missing, res
+            if not res.get("api_found", True):
+                missing.add((api_version, kind))
+        return missing, None

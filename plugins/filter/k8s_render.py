@@ -24,12 +24,16 @@ gpufabric.roce.network_operator_flux(chart, values), network_operator_argocd(cha
     The release as a Flux HelmRepository + HelmRelease, as an Argo CD Application, and a kustomization.yaml.
 gpufabric.roce.k8s_managed_orphans(live, rendered)
     The objects labelled app.kubernetes.io/managed-by=gpufabric.roce that the inventory no longer renders (prune).
+gpufabric.roce.k8s_fabric_ownership(live, rendered, fabric)
+    The same, scoped to one rollout (label gpufabric.roce/fabric): what it prunes, what another fabric owns,
+    and the unlabelled objects of earlier versions it adopts or leaves alone.
 """
 
 import yaml
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import RenderValidationError, _plain
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_fabric import fabric_ownership
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_gitops import argocd_application, flux_helm_release, kustomization
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_operator import (
     render_chart_reference,
@@ -128,6 +132,7 @@ class FilterModule:
             "sriov_node_states_pending": lambda items, expected: sriov_node_states_pending(_plain(items), _plain(expected)),
             "sriov_node_states_failed": lambda items, expected: sriov_node_states_failed(_plain(items), _plain(expected)),
             "k8s_managed_orphans": lambda live, rendered: managed_orphans(_plain(live), _plain(rendered)),
+            "k8s_fabric_ownership": lambda live, rendered, fabric: fabric_ownership(_plain(live), _plain(rendered), _plain(fabric)),
             "network_operator_flux": lambda chart, values, settings=None: flux_helm_release(_plain(chart), _plain(values), _plain(settings)),
             "network_operator_argocd": lambda chart, values, settings=None: argocd_application(_plain(chart), _plain(values), _plain(settings)),
             "k8s_kustomization": lambda resources: kustomization(_plain(resources)),

@@ -18,6 +18,8 @@ description:
   - With C(--diff), shows one diff per changed object, headed C(<kind>/<name>); M(kubernetes.core.k8s) given a list keeps
     those diffs nested in its result, where Ansible does not show them. In check mode the API server computes the
     change (dry run) and nothing is written.
+  - In check mode, objects whose API the cluster does not serve yet (their CRD comes with a chart that is not installed) are
+    reported in RV(pending_objects) and in the diff as created once the chart is installed, instead of failing.
   - This is an action plugin; the module file only holds the documentation.
 author:
   - gpufabric.roce maintainers (@gpufabric)
@@ -36,6 +38,12 @@ options:
   context:
     description: The kubeconfig context to use.
     type: str
+  labels:
+    description:
+      - Labels added to every object's C(metadata.labels) when it is applied (the definitions themselves are not changed).
+      - The roles put the rollout's identity here (C(gpufabric.roce/fabric)), so that pruning touches only that rollout's objects.
+    type: dict
+    default: {}
 attributes:
   check_mode:
     description: Can run in check_mode and return changed status prediction without modifying target.
@@ -65,6 +73,14 @@ changed_objects:
   type: list
   elements: str
   sample: ["SriovNetwork/roce-node1"]
+pending_objects:
+  description: >-
+    Check mode only: C(<kind>/<name>) of the objects whose API the cluster does not serve yet; they would be created once the
+    chart that brings their CRD is installed. Also listed in RV(changed_objects).
+  returned: always
+  type: list
+  elements: str
+  sample: ["NicClusterPolicy/nic-cluster-policy"]
 applied:
   description: How many objects were applied.
   returned: when O(definition) is not empty
@@ -82,6 +98,7 @@ def main():
             namespace=dict(type="str"),
             kubeconfig=dict(type="raw", no_log=True),
             context=dict(type="str"),
+            labels=dict(type="dict", default={}),
         ),
         supports_check_mode=True,
     )

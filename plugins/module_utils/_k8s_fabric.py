@@ -1,0 +1,80 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufabric.roce contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Which live objects belong to which rollout (fabric) in a cluster that several inventories share.
+
+Every object the collection applies carries ``app.kubernetes.io/managed-by: gpufabric.roce`` and, since
+issue 17, ``gpufabric.roce/fabric: <roce_fabric_name>``. A rollout prunes only its own fabric's objects,
+refuses to take over another fabric's, and adopts the unlabelled objects of earlier versions that it
+renders under the same names (the apply adds the label); the ones it does not render stay where they are.
+"""
+
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import MANAGED_BY_LABEL, MANAGED_BY_VALUE
+
+FABRIC_LABEL = "gpufabric.roce/fabric"
+
+
+def _key(obj):
+    meta = obj.get("metadata") or {}
+    return (meta.get("namespace"), obj.get("kind"), meta.get("name"))
+
+
+def _ref(obj):
+    meta = obj.get("metadata") or {}
+    return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"), "metadata": {"name": meta.get("name"), "namespace": meta.get("namespace")}}
+
+
+def _name(obj):
+    meta = obj.get("metadata") or {}
+    return "%s/%s" % (obj.get("kind"), meta.get("name"))
+
+
+def _sorted(objs):
+    return sorted(objs, key=lambda o: (o["kind"], o["metadata"]["namespace"] or "", o["metadata"]["name"]))
+
+
+def fabric_ownership(live, rendered, fabric):
+    """Sort the live objects of the collection (read before the apply) by what this rollout may do with them.
+
+    ``live``: objects as kubernetes.core.k8s_info returns them (each with ``kind``); ``rendered``: what this
+    inventory renders now; ``fabric``: this rollout's name. Returns a dict:
+
+    - ``orphans``: this fabric's objects that the inventory no longer renders (what pruning deletes);
+    - ``conflicts``: messages, one per rendered object whose name is already taken by another fabric's object,
+      and ``conflict_fabrics``: those fabrics' names;
+    - ``adopted`` / ``unclaimed``: ``<kind>/<name>`` of the unlabelled objects of earlier versions that this
+      rollout renders (the apply adds its label) / does not render (never pruned by any fabric);
+    - ``foreign_fabric``: true when this fabric has live objects to prune but none of the rendered ones exists
+      under it: the signature of a second inventory that uses the same fabric name, not of removed nodes.
+    """
+    wanted = {_key(o) for o in rendered or []}
+    orphans, conflicts, adopted, unclaimed, owners = [], [], [], [], set()
+    kept = 0
+    for obj in live or []:
+        labels = (obj.get("metadata") or {}).get("labels") or {}
+        if labels.get(MANAGED_BY_LABEL) != MANAGED_BY_VALUE:
+            continue
+        owner = labels.get(FABRIC_LABEL)
+        mine = _key(obj) in wanted
+        if owner is None:
+            (adopted if mine else unclaimed).append(_name(obj))
+        elif owner != fabric:
+            if mine:
+                owners.add(owner)
+                ns = (obj.get("metadata") or {}).get("namespace")
+                conflicts.append(
+                    "%s%s belongs to fabric %r (label %s), this inventory is fabric %r"
+                    % (_name(obj), " in namespace %s" % ns if ns else "", owner, FABRIC_LABEL, fabric)
+                )
+        elif mine:
+            kept += 1
+        else:
+            orphans.append(_ref(obj))
+    return {
+        "orphans": _sorted(orphans),
+        "conflicts": sorted(conflicts),
+        "conflict_fabrics": sorted(owners),
+        "adopted": sorted(adopted),
+        "unclaimed": sorted(unclaimed),
+        "foreign_fabric": bool(orphans) and kept == 0,
+    }

@@ -1,0 +1,47 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpufabric.roce contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What the Kubernetes phases need on the controller, and the fix for each missing piece (gpufabric.roce.k8s_tools).
+
+Pure functions over the results the action plugin collected, so that the messages are unit-tested without a cluster."""
+
+CLIENT_FIX = (
+    "install the kubernetes Python client for that interpreter: pip install -r meta/ee-requirements.txt "
+    "(from the collection's directory; in AWX, build the execution environment with meta/execution-environment.yml)"
+)
+COLLECTION_FIX = "ansible-galaxy collection install kubernetes.core (or -r requirements.yml from the collection's directory)"
+HELM_FIX = "put helm (v3) on the PATH of %s, or set network_operator_helm_binary to its full path"
+
+
+def collection_problem(found):
+    if found:
+        return None
+    return "the collection kubernetes.core is not installed (the Kubernetes phases run its k8s, k8s_info and helm modules). Fix: %s" % COLLECTION_FIX
+
+
+def client_problem(host, result, kubeconfig_desc, interpreter=None):
+    """Problem with the client or the cluster access, from a kubernetes.core.k8s_info result (None when it worked)."""
+    if not result.get("failed"):
+        return None
+    msg = " ".join(str(result.get("msg") or "").split())
+    if "kubernetes" in msg and ("import" in msg.lower() or "required python library" in msg.lower()):
+        return "%s: the kubernetes Python client is missing for %s. Fix: %s" % (
+            host, interpreter or "the Python interpreter Ansible uses there", CLIENT_FIX)
+    return ("%s: cannot reach the cluster with kubeconfig %s: %s. Fix: point network_operator_kubeconfig (a path or the "
+            "kubeconfig's content) and network_operator_kube_context at the cluster, or set KUBECONFIG for the controller"
+            % (host, kubeconfig_desc, msg[:600]))
+
+
+def helm_problem(host, binary, result):
+    if not result.get("failed") and not result.get("rc"):
+        return None
+    why = " ".join(str(result.get("msg") or result.get("stderr") or "").split())[:300]
+    return "%s: helm (%s) cannot run: %s. Fix: %s" % (host, binary, why or "rc %s" % result.get("rc"), HELM_FIX % host)
+
+
+def kubeconfig_desc(kubeconfig):
+    if isinstance(kubeconfig, dict):
+        return "(content given in network_operator_kubeconfig)"
+    if kubeconfig:
+        return str(kubeconfig)
+    return "(default: $KUBECONFIG or ~/.kube/config)"

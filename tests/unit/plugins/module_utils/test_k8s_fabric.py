@@ -1,0 +1,89 @@
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Shared clusters (issue 17): a rollout prunes only its own fabric's objects, refuses another's names, adopts an earlier version's."""
+
+from ansible_collections.gpufabric.roce.plugins.action.k8s_apply import pending_diffs, with_labels
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_fabric import FABRIC_LABEL, fabric_ownership
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_tools import client_problem, collection_problem, helm_problem, kubeconfig_desc
+
+NS = "nvidia-network-operator"
+
+
+def obj(kind, name, fabric=None, managed=True):
+    labels = {}
+    if managed:
+        labels["app.kubernetes.io/managed-by"] = "gpufabric.roce"
+    if fabric is not None:
+        labels[FABRIC_LABEL] = fabric
+    return {"apiVersion": "sriovnetwork.openshift.io/v1", "kind": kind, "metadata": {"name": name, "namespace": NS, "labels": labels}}
+
+
+def names(refs):
+    return ["%s/%s" % (o["kind"], o["metadata"]["name"]) for o in refs]
+
+
+def test_a_rollout_prunes_only_its_own_fabric():
+    live = [obj("SriovNetwork", "a-node1", "pool-a"), obj("SriovNetwork", "a-node2", "pool-a"),
+            obj("SriovNetwork", "b-node3", "pool-b"), obj("SriovNetwork", "user", managed=False)]
+    got = fabric_ownership(live, [obj("SriovNetwork", "a-node1")], "pool-a")
+    assert names(got["orphans"]) == ["SriovNetwork/a-node2"]
+    assert got["conflicts"] == [] and got["foreign_fabric"] is False
+    # pool-b's rollout, with the same live state, would prune only b-node3 once it no longer renders it.
+    assert names(fabric_ownership(live, [obj("SriovNetwork", "b-node4")], "pool-b")["orphans"]) == ["SriovNetwork/b-node3"]
+
+
+def test_another_fabrics_name_is_a_conflict_and_not_pruned():
+    live = [obj("SriovNetworkNodePolicy", "roce-node1", "pool-a")]
+    got = fabric_ownership(live, [obj("SriovNetworkNodePolicy", "roce-node1")], "pool-b")
+    assert got["orphans"] == []
+    assert got["conflicts"] == ["SriovNetworkNodePolicy/roce-node1 in namespace %s belongs to fabric 'pool-a' (label %s), "
+                                "this inventory is fabric 'pool-b'" % (NS, FABRIC_LABEL)]
+    assert got["conflict_fabrics"] == ["pool-a"]
+
+
+def test_earlier_versions_objects_are_adopted_when_rendered_and_never_pruned():
+    live = [obj("SriovNetwork", "roce-node1"), obj("SriovNetwork", "roce-node9")]
+    got = fabric_ownership(live, [obj("SriovNetwork", "roce-node1")], "pool-a")
+    assert got["adopted"] == ["SriovNetwork/roce-node1"]
+    assert got["unclaimed"] == ["SriovNetwork/roce-node9"]
+    assert got["orphans"] == [] and got["conflicts"] == []
+
+
+def test_same_fabric_name_with_nothing_in_common_is_flagged():
+    live = [obj("SriovNetwork", "roce-a1", "inventory"), obj("SriovNetwork", "roce-a2", "inventory")]
+    got = fabric_ownership(live, [obj("SriovNetwork", "roce-b1")], "inventory")
+    assert got["foreign_fabric"] is True and len(got["orphans"]) == 2
+    # A node removed from an inventory whose other objects are still rendered is ordinary pruning.
+    got = fabric_ownership(live, [obj("SriovNetwork", "roce-a1")], "inventory")
+    assert got["foreign_fabric"] is False and names(got["orphans"]) == ["SriovNetwork/roce-a2"]
+
+
+def test_apply_adds_the_labels_without_changing_the_rendered_objects():
+    rendered = [obj("SriovNetwork", "roce-node1")]
+    labelled = with_labels(rendered, {FABRIC_LABEL: "pool-a"})
+    assert labelled[0]["metadata"]["labels"] == {"app.kubernetes.io/managed-by": "gpufabric.roce", FABRIC_LABEL: "pool-a"}
+    assert FABRIC_LABEL not in rendered[0]["metadata"]["labels"]
+    assert with_labels(rendered, {}) is rendered
+
+
+def test_check_mode_reports_objects_whose_crd_is_not_served_yet():
+    ncp = {"apiVersion": "mellanox.com/v1alpha1", "kind": "NicClusterPolicy", "metadata": {"name": "nic-cluster-policy"}, "spec": {}}
+    got_names, diffs = pending_diffs([ncp])
+    assert got_names == ["NicClusterPolicy/nic-cluster-policy"]
+    assert diffs[0]["before"] == {} and diffs[0]["after"] == ncp
+    assert "created once the chart is installed" in diffs[0]["after_header"]
+
+
+def test_tool_problems_carry_their_fix():
+    assert collection_problem(True) is None
+    assert "ansible-galaxy collection install kubernetes.core" in collection_problem(False)
+    missing = {"failed": True, "msg": "Failed to import the required Python library (kubernetes) on ctl's Python /usr/bin/python3."}
+    assert "pip install -r meta/ee-requirements.txt" in client_problem("ctl", missing, kubeconfig_desc(""), "/usr/bin/python3")
+    unreachable = client_problem("ctl", {"failed": True, "msg": "Invalid kube-config file. No configuration found."}, kubeconfig_desc("/nope"))
+    assert unreachable.startswith("ctl: cannot reach the cluster with kubeconfig /nope: Invalid kube-config file")
+    assert "network_operator_kubeconfig" in unreachable
+    assert kubeconfig_desc({"users": [{"user": {"token": "s3cr3t"}}]}) == "(content given in network_operator_kubeconfig)"
+    assert client_problem("ctl", {"resources": []}, "x") is None
+    helm = helm_problem("ctl", "helm", {"failed": True, "msg": "[Errno 2] No such file or directory: b'helm'", "rc": 2})
+    assert "network_operator_helm_binary" in helm and "No such file" in helm
+    assert helm_problem("ctl", "helm", {"rc": 0, "stdout": "v3.10.1"}) is None
