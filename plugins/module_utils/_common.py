@@ -29,6 +29,19 @@ def secret_field(field):
     return bool(field) and bool(_SECRET_FIELD_RE.search('%s' % field))
 
 
+def strings_in(value):
+    """Every string inside ``value`` (mapping keys included), depth first."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from strings_in(k)
+            yield from strings_in(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from strings_in(v)
+
+
 def redact_secrets(value):
     """``value`` with every mapping entry whose key can carry a secret replaced by NOT_SHOWN, at any depth: what a
     diff may show of data the user wrote (Helm values, for one)."""

@@ -12,7 +12,7 @@ import re
 from jinja2 import Environment, meta
 from jinja2.exceptions import TemplateSyntaxError
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._common import format_error
+from ansible_collections.gpufabric.roce.plugins.module_utils._common import format_error, strings_in
 
 # A value whose template reads variables by a computed name cannot be keyed by the names it
 # mentions; it is templated for every host (correct, just not shared).
@@ -68,22 +68,10 @@ def has_template(value):
     return False
 
 
-def _strings(value):
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            yield from _strings(k)
-            yield from _strings(v)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _strings(v)
-
-
 def refs(value):
     """(names the templates in ``value`` read, whether they read variables by computed name)."""
     names, dynamic = set(), False
-    for text in _strings(value):
+    for text in strings_in(value):
         if not has_template(text):
             continue
         key = '%s' % text

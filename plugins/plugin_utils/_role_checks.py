@@ -226,20 +226,21 @@ def redact(field, value, message):
     if not secret_field(field) or value in (None, ''):
         return value, message
     text = '%s' % message
-    for s in _strings(value):
+    for s in _quoted_forms(value):
         if len(s) >= 4:
             text = text.replace(s, NOT_SHOWN)
     return NOT_SHOWN, text
 
 
-def _strings(value):
+def _quoted_forms(value):
+    """Every form in which a message may quote ``value``: each key and scalar as text, and a container's repr."""
     if isinstance(value, dict):
         for k, v in value.items():
-            yield from _strings(k)
-            yield from _strings(v)
+            yield from _quoted_forms(k)
+            yield from _quoted_forms(v)
     elif isinstance(value, (list, tuple)):
         for v in value:
-            yield from _strings(v)
+            yield from _quoted_forms(v)
     elif value is not None:
         yield '%s' % value
     if isinstance(value, (dict, list, tuple)):
