@@ -138,7 +138,7 @@ def test_rdma_verify_values(kw, expected):
 @pytest.mark.parametrize('name', ['min_bw_gbps', 'min_bw_pct_of_link', 'max_lat_us'])
 def test_a_zero_threshold_is_refused_as_the_perftest_module_refuses_it(name):
     """Before: 0 passed here, and the perftest module refused it in phase 5. One rule (_perftest.THRESHOLDS), two callers."""
-    found = [(f, v, p, fix) for f, v, p, fix in role_problems('rdma_verify', dict(RV, **{'rdma_verify_' + name: 0.0}), 'node1', INVENTORY)]
+    found = list(role_problems('rdma_verify', dict(RV, **{'rdma_verify_' + name: 0.0}), 'node1', INVENTORY))
     assert len(found) == 1
     field, value, problem, fix = found[0]
     assert (field, value) == ('rdma_verify_' + name, 0.0)
