@@ -21,7 +21,10 @@ SYSTEMD_RUNTIME_DIR = '/run/systemd/system'
 NOT_SHOWN = '<not shown: may hold a secret>'
 # Names of variables or keys that can carry a secret: a kubeconfig (path or content), tokens, passwords,
 # registry credentials. Secret *names* (image_pull_secrets) are not secrets.
-_SECRET_FIELD_RE = re.compile(r'(kubeconfig|token|password|passwd|credential|auth)', re.IGNORECASE)
+# Matched anywhere in the name, case-insensitively (tlsKey, clientSecret, api_key); a bare 'secret' only as a whole
+# word, so that image_pull_secrets and secretNames stay visible.
+_SECRET_FIELD_RE = re.compile(r'(kubeconfig|token|password|passwd|passphrase|credential|auth|tls_?key|private_?key|secret_?key|'
+                              r'client_?secret|api_?key|\bsecret\b)', re.IGNORECASE)
 
 
 def secret_field(field):

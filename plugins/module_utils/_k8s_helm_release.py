@@ -11,6 +11,8 @@ release's user-supplied values (``helm get values``) deep-merged with the owned 
 every other key the user set is kept. Helm runs with its default --reset-values on that merge, so
 the result does not depend on what the previous revision happened to carry over."""
 
+import json
+import os
 import re
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import redact_secrets
@@ -110,3 +112,14 @@ def plan(rel, user_values, owned_values, chart_name, chart_version):
         same_chart = split_chart(rel["chart"])[1].lstrip("v") == str(chart_version).lstrip("v")
     changed = rel is None or not same_chart or rel["status"] != "deployed" or _plain(user_values or {}) != values
     return {"values": values, "changed": changed, "revision": rel["revision"] if rel else 0, "before": before, "after": after}
+
+
+def write_values_file(path, values):
+    """Write ``values`` (JSON, which Helm reads as YAML) to ``path``, readable by this user only (0600 from the start,
+    never wider): the release owner's values may carry secrets (a custom admission certificate's tlsKey), so they
+    reach Helm through this file and never through a task's arguments or result."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump(values, f, sort_keys=True)
+    return path

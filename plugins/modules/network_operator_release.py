@@ -18,10 +18,12 @@ description:
     O(release_name)/O(namespace), naming each release, its namespace and the fix (adopt it by configuring its
     name and namespace, or uninstall it); and when the configured release is pending (C(pending-install),
     C(pending-upgrade), C(pending-rollback) - an operation running or interrupted), naming the C(helm rollback) to run.
-  - Adopts the configured release - also one installed by hand - keeping every value its owner set. It returns
-    in RV(values) the release's user-supplied values (C(helm get values)) deep-merged with O(values), the keys
-    this collection owns, which win. Pass RV(values) to M(kubernetes.core.helm) (its default C(reset_values=true)
-    then applies exactly them).
+  - Adopts the configured release - also one installed by hand - keeping every value its owner set. The values to
+    apply are the release's user-supplied values (C(helm get values)) deep-merged with O(values), the keys this
+    collection owns, which win. They are written to O(values_file) (mode 0600) for M(kubernetes.core.helm)'s
+    C(values_files) (its default C(reset_values=true) then applies exactly them); RV(values) and RV(user_values) are
+    for display only, with every key that can carry a secret (a password, token, private or TLS key) shown as
+    a placeholder (C(<not shown ...>)).
   - Reads only. In check mode it reports C(changed) when the install or upgrade would change the release, with
     the values diff (what C(helm diff) would show, without the plugin); outside check mode it reports C(changed=false).
   - With O(chart_path), the chart's own version (C(helm show chart)) must equal O(chart_version), so the
@@ -52,6 +54,11 @@ options:
     description: The Helm values this collection owns (the C(gpufabric.roce.network_operator_helm_values) filter's result).
     type: dict
     default: {}
+  values_file:
+    description:
+      - Where to write the values to apply (JSON, mode 0600), outside check mode. Give a path in a private directory
+        and remove it after the install or upgrade. Without it nothing is written.
+    type: path
   binary_path:
     description: The helm binary; default helm on C(PATH).
     type: path
@@ -75,6 +82,7 @@ EXAMPLES = r"""
     release_name: network-operator
     namespace: nvidia-network-operator
     values: "{{ computed_values }}"
+    values_file: "{{ private_dir.path }}/values.json"
   register: plan
 
 - name: Install or upgrade it with the user's values kept
@@ -82,8 +90,10 @@ EXAMPLES = r"""
     chart_ref: /srv/charts/network-operator-26.4.1.tgz
     release_name: network-operator
     release_namespace: nvidia-network-operator
-    release_values: "{{ plan['values'] }}"
+    values_files: ["{{ plan.values_file }}"]
     atomic: true
+  # helm returns the release's values in its result; the planner showed the diff already
+  no_log: true
   when: not ansible_check_mode
 """
 
@@ -102,13 +112,17 @@ revision:
   returned: always
   type: int
 user_values:
-  description: The values the release's owner set (C(helm get values)); empty when not installed.
+  description: The values the release's owner set (C(helm get values)), for display (secret-bearing keys not shown); empty when not installed.
   returned: always
   type: dict
 values:
-  description: The values to apply, RV(user_values) deep-merged with O(values) (O(values) wins).
+  description: The values to apply, RV(user_values) deep-merged with O(values) (O(values) wins), for display (secret-bearing keys not shown).
   returned: always
   type: dict
+values_file:
+  description: The file holding the values to apply, when O(values_file) was given outside check mode.
+  returned: when written
+  type: str
 would_change:
   description: Whether the install or upgrade would change the release (chart, status or values).
   returned: always
@@ -121,6 +135,7 @@ import tempfile
 import traceback
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible_collections.gpufabric.roce.plugins.module_utils._common import redact_secrets
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_helm_release import (
     ReleaseRefused,
     last_good_revision,
@@ -128,6 +143,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_helm_release i
     plan,
     refuse_pending,
     releases_of_chart,
+    write_values_file,
 )
 
 try:
@@ -184,11 +200,13 @@ def _run(module, helm):
         "releases": releases,
         "release": rel,
         "revision": result["revision"],
-        "user_values": user_values or {},
-        "values": result["values"],
+        "user_values": redact_secrets(user_values or {}),
+        "values": redact_secrets(result["values"]),
         "would_change": result["changed"],
         "changed": bool(module.check_mode and result["changed"]),
     }
+    if p["values_file"] and not module.check_mode:
+        out["values_file"] = write_values_file(p["values_file"], result["values"])
     if module._diff and module.check_mode:
         out["diff"] = {
             "before_header": "helm release %s/%s (helm get values)" % (p["namespace"], p["release_name"]),
@@ -208,6 +226,7 @@ def main():
             release_name=dict(type="str", required=True),
             namespace=dict(type="str", required=True),
             values=dict(type="dict", default={}),
+            values_file=dict(type="path"),
             binary_path=dict(type="path"),
             kubeconfig=dict(type="raw", no_log=True),
             context=dict(type="str"),

@@ -3,6 +3,8 @@
 """Issue 17, brownfield: every release of the chart is found, only the configured one is adopted,
 its owner's values are kept (the collection's keys win), and the plan says what would change."""
 
+import json
+
 import pytest
 from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_helm_release as hr
 
@@ -96,3 +98,25 @@ def test_the_values_diff_never_shows_a_secret_the_user_put_in_the_release():
     assert planned["after"]["values"]["extra"]["registryPassword"] == "<not shown: may hold a secret>"
     assert planned["after"]["values"]["operator"]["nodeSelector"] == {"site-owner": "keep-me"}
     assert planned["values"]["extra"]["registryPassword"] == "hunter2-s3cret"
+
+
+def test_a_private_key_in_the_charts_own_values_is_not_shown_and_secret_names_are():
+    # The 26.4.1 chart documents ...admissionControllers.certificates.custom.operator.tlsKey (a private key).
+    user = {"sriov-network-operator": {"operator": {"admissionControllers": {"certificates": {"custom": {
+        "operator": {"tlsCrt": "CERT", "tlsKey": "-----BEGIN EC PRIVATE KEY-----abc"}}, "secretNames": {"operator": "op-cert"}}}}},
+        "imagePullSecrets": ["regcred"], "extra": {"apiKey": "k-123456", "secret": "s-123456", "clientSecret": "c-123456"}}
+    shown = repr(hr.plan(None, user, OWNED, "network-operator", "26.4.1")["after"])
+    for hidden in ("PRIVATE KEY", "k-123456", "s-123456", "c-123456"):
+        assert hidden not in shown
+    for visible in ("op-cert", "regcred", "CERT"):
+        assert visible in shown
+
+
+def test_the_values_to_apply_are_written_for_this_user_only(tmp_path):
+    path = tmp_path / "values.json"
+    path.write_text("old, wider")
+    path.chmod(0o644)
+    values = {"operator": {"nodeSelector": {"site-owner": "keep-me"}}, "extra": {"tlsKey": "KEY"}}
+    assert hr.write_values_file(str(path), values) == str(path)
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert json.loads(path.read_text()) == values
