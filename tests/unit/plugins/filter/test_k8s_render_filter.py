@@ -28,6 +28,7 @@ def test_all_filters_are_exposed():
         "sriov_validate",
         "nic_cluster_policy",
         "network_operator_helm_values",
+        "network_operator_gitops_roots",
         "network_operator_chart_reference",
         "k8s_yaml_documents",
         "ncp_unready_components",
