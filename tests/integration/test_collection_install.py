@@ -191,3 +191,6 @@ def test_awx_project_wrapper_runs_the_same_playbook(installed):
     wrapped = tasks(str(project / "playbooks" / "site.yml"))
     assert any("Phase 4" in line for line in wrapped), wrapped
     assert wrapped == tasks("gpufabric.roce.site")
+    rendered = tasks(str(project / "playbooks" / "render.yml"))
+    assert any("no node is touched" in line for line in rendered), rendered
+    assert rendered == tasks("gpufabric.roce.render")
