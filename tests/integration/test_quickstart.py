@@ -17,6 +17,7 @@ What the test provides, as the README says the user brings it: the collection's 
 Nothing in the README's text is substituted.
 """
 
+import collections
 import json
 import os
 import re
@@ -31,11 +32,12 @@ from test_render_only import TREE
 
 MARKER = re.compile(r"^<!-- quickstart-test: (run|skip \((?P<why>[^)]+)\)) -->$")
 FENCE = re.compile(r"^```(\w*)$")
+Block = collections.namedtuple("Block", "action why language code")
 WHERE = "quickstart-test: ansible-playbook is"  # the probe appended to the script prints this, then the path
 
 
 def quickstart_blocks(readme):
-    """[(action, why, language, code)] for each fenced block of the README's Quick start section, in order."""
+    """[Block(action, why, language, code)] for each fenced block of the README's Quick start section, in order."""
     text = readme.split("\n## Quick start\n", 1)[1].split("\n## ", 1)[0]
     lines = text.splitlines()
     blocks, i = [], 0
@@ -47,7 +49,7 @@ def quickstart_blocks(readme):
         marker = MARKER.match(lines[i - 1]) if i else None
         assert marker, "README Quick start: the block at %r has no '<!-- quickstart-test: run|skip (why) -->' line above it" % lines[i + 1]
         end = lines.index("```", i + 1)
-        blocks.append((marker.group(1).split()[0], marker.group("why"), fence.group(1), "\n".join(lines[i + 1:end])))
+        blocks.append(Block(marker.group(1).split()[0], marker.group("why"), fence.group(1), "\n".join(lines[i + 1:end])))
         i = end + 1
     return blocks
 
@@ -59,13 +61,13 @@ def _readme():
 
 def test_quickstart_blocks_are_marked_and_cluster_steps_skipped():
     blocks = quickstart_blocks(_readme())
-    assert [b for b in blocks if b[2] not in ("console", "shell", "bash", "sh")] == [], "a Quick start block that is not shell"
-    run = "\n".join(code for action, _, _, code in blocks if action == "run")
+    assert [b for b in blocks if b.language not in ("console", "shell", "bash", "sh")] == [], "a Quick start block that is not shell"
+    run = "\n".join(b.code for b in blocks if b.action == "run")
     assert "gpufabric.roce.render" in run and "cp -r" in run and "pip install" in run, run
     # site.yml (check mode too) needs the cluster and the nodes: those steps are marked, not run.
-    for action, why, _, code in blocks:
-        if "gpufabric.roce.site" in code:
-            assert action == "skip" and "cluster" in why, code
+    for b in blocks:
+        if "gpufabric.roce.site" in b.code:
+            assert b.action == "skip" and "cluster" in b.why, b.code
 
 
 def _bundled_kubernetes_core():
@@ -114,7 +116,7 @@ def test_quickstart_typed_literally(tmp_path, collection_tarball):
     work.mkdir()
     shutil.copy(collection_tarball, work / collection_tarball.name)
     _kubernetes_core_tarball(work / "collections", tmp_path)
-    run = [code for action, _, _, code in quickstart_blocks(_readme()) if action == "run"]
+    run = [b.code for b in quickstart_blocks(_readme()) if b.action == "run"]
     script = "set -eo pipefail\nPS4='+ [${SECONDS}s] '\nset -x\n" + "\n".join(run) + '\necho "%s $(command -v ansible-playbook)"\n' % WHERE
     (tmp_path / "quickstart.sh").write_text(script)
     env = _user_env(home)
@@ -128,9 +130,9 @@ def test_quickstart_typed_literally(tmp_path, collection_tarball):
     # The quick start's own venv and collections were used, nothing of this machine's.
     used = re.search(r"^%s (\S+)$" % re.escape(WHERE), proc.stdout, re.M).group(1)
     assert used.startswith(str(home) + os.sep), used
-    collections = home / ".ansible" / "collections" / "ansible_collections"
-    assert (collections / "gpufabric" / "roce" / "MANIFEST.json").is_file()
-    assert (collections / "kubernetes" / "core" / "MANIFEST.json").is_file()
+    installed = home / ".ansible" / "collections" / "ansible_collections"
+    assert (installed / "gpufabric" / "roce" / "MANIFEST.json").is_file()
+    assert (installed / "kubernetes" / "core" / "MANIFEST.json").is_file()
     assert (work / "inventories" / "mycluster" / "hosts.yml").is_file()
 
     # The day-one render ran on the controller alone and wrote the whole tree into render-out/ where it ran.
