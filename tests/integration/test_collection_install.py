@@ -20,7 +20,6 @@ import tarfile
 import pytest
 import yaml
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 VENV_BIN = os.path.dirname(sys.executable)
 
 # Dev-only paths that must not ship (galaxy.yml build_ignore), and what users need that must.
@@ -53,17 +52,14 @@ def _run(cmd, cwd, env, timeout=900):
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory):
+def installed(tmp_path_factory, collection_tarball):
     tmp = tmp_path_factory.mktemp("install")
     collections = tmp / "collections"
     env = _env(collections)
-    _run([os.path.join(VENV_BIN, "ansible-galaxy"), "collection", "build", REPO, "--output-path", str(tmp)], tmp, env)
-    tarballs = sorted(tmp.glob("gpufabric-roce-*.tar.gz"))
-    assert len(tarballs) == 1, tarballs
-    _run([os.path.join(VENV_BIN, "ansible-galaxy"), "collection", "install", "--no-deps", "-p", str(collections), str(tarballs[0])], tmp, env)
+    _run([os.path.join(VENV_BIN, "ansible-galaxy"), "collection", "install", "--no-deps", "-p", str(collections), str(collection_tarball)], tmp, env)
     root = collections / "ansible_collections" / "gpufabric" / "roce"
     assert (root / "MANIFEST.json").is_file()
-    return {"tmp": tmp, "tarball": tarballs[0], "root": root, "env": env}
+    return {"tmp": tmp, "tarball": collection_tarball, "root": root, "env": env}
 
 
 def test_tarball_ships_what_users_need_and_nothing_dev_only(installed):
