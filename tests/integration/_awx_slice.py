@@ -97,7 +97,7 @@ def meta_vars(job_id, workflow_job_id=None):
     return out
 
 
-def private_data_dir(path, exported, extravars, slice_number=1, slice_count=1, job_id=100, workflow_job_id=None):
+def private_data_dir(path, exported, extravars, *, slice_number=1, slice_count=1, job_id=100, workflow_job_id=None):
     """An ansible-runner private data dir at ``path`` for slice ``slice_number`` of ``slice_count``
     (1 of 1: an unsliced job): inventory/hosts as AWX writes it, env/extravars, env/envvars."""
     os.makedirs(os.path.join(path, "inventory"))
@@ -110,7 +110,7 @@ def private_data_dir(path, exported, extravars, slice_number=1, slice_count=1, j
         fh.write("#! %s\n# -*- coding: utf-8 -*-\nprint(%r)\n" % (os.path.join(VENV_BIN, "python"), json.dumps(data)))
     os.chmod(hosts, 0o700)
     extra = dict(extravars)
-    extra.update(meta_vars(job_id, workflow_job_id if slice_count > 1 else workflow_job_id))
+    extra.update(meta_vars(job_id, workflow_job_id))
     with open(os.path.join(path, "env", "extravars"), "w") as fh:
         json.dump(extra, fh)
     with open(os.path.join(path, "env", "envvars"), "w") as fh:
