@@ -198,3 +198,11 @@ def test_output_dirs_inside_the_inventory_are_refused_before_phase_1(inv):
         inv, inv) in out, out
     assert "Fix: set rdma_verify_report_dir to a directory outside every inventory source" in out
     assert no_phase_ran(out)
+
+
+@pytest.mark.parametrize("knob", ["roce_plan", "roce_plan_out"])
+def test_a_relative_plan_path_is_refused_before_phase_1(inv, knob):
+    assert_refused_before_phase_1(inv, [
+        '%s="plan.json"' % knob,
+        "a plan file must be an absolute path on the controller. Fix: -e roce_plan_out=$PWD/plan.json",
+    ], "--tags", "host_network", "-e", "%s=plan.json" % knob)
