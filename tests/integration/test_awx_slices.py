@@ -72,11 +72,11 @@ def rollout(tmp_path, inventory, slices):
     base = {"roce_k8s_mode": "render", "roce_render_dir": str(tmp_path / "render")}
     # An unsliced AWX job declares its inventory whole; without that, an AWX job plans as a possible slice.
     whole = dict(base, **STAND_IN, roce_inventory_complete=True)
-    ref_pdd, _ = private_data_dir(tmp_path / "ref", exported, whole)
+    ref_pdd, _data = private_data_dir(tmp_path / "ref", exported, whole)
     reference = gateway_calls(run_job(ref_pdd, tags="host_network", cmdline="--check"))
 
     plan_file = tmp_path / "plan.json"
-    plan_pdd, _ = private_data_dir(tmp_path / "plan", exported, dict(whole, roce_plan_out=str(plan_file)))
+    plan_pdd, _data = private_data_dir(tmp_path / "plan", exported, dict(whole, roce_plan_out=str(plan_file)))
     assert run_job(plan_pdd, tags="never").status == "successful"
 
     with_plan, without_plan, sliced_nodes = {}, {}, []
@@ -85,7 +85,7 @@ def rollout(tmp_path, inventory, slices):
                                      slice_number=n, slice_count=slices, workflow_job_id=7)
         sliced_nodes.append(data.get("roce_nodes", {}).get("hosts", []))
         with_plan.update(gateway_calls(run_job(pdd, tags="host_network", cmdline="--check")))
-        pdd, _ = private_data_dir(tmp_path / ("bare%d" % n), exported, dict(base, **STAND_IN),
+        pdd, _data = private_data_dir(tmp_path / ("bare%d" % n), exported, dict(base, **STAND_IN),
                                   slice_number=n, slice_count=slices, workflow_job_id=7)
         without_plan.update(gateway_calls(run_job(pdd, tags="host_network", cmdline="--check")))
     return reference, with_plan, without_plan, sliced_nodes
