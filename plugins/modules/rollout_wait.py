@@ -28,7 +28,7 @@ description:
   - C(check=sriov_drain) (teardown) waits until every node of O(expected) (the P(gpufabric.roce.sriov_drain_plan#filter)
     filter's result, read before the policies were deleted) has a SriovNetworkNodeState whose C(spec.interfaces) carry no
     VF group of the deleted policies and whose C(syncStatus) is C(Succeeded), and until each released PF the operator had made VFs on
-    reports none in C(status.interfaces) (VFs made on the host, C(externallyManaged), stay: the host half of the teardown
+    reports none in C(status.interfaces) (VFs made on the host, C(externallyManaged), stay, and the host half of the teardown
     removes them). A node whose state is gone has nothing left to release.
   - This is an action plugin; the module file only holds the documentation. In check mode it waits for nothing.
 author:
