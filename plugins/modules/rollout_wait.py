@@ -48,7 +48,7 @@ options:
       - For C(check=sriov_sync), the C(nodes) list returned by the P(gpufabric.roce.sriov_manifests#filter)
         filter, each with C(node_name), C(interfaces) (C(name), C(numVfs), C(mtu)) and C(resources)
         (resource name to VF count). Nodes without C(resources) skip the allocatable check.
-      - For C(check=sriov_drain), the P(gpufabric.roce.sriov_drain_plan#filter) filter's result: each node's C(node_name),
+      - For C(check=sriov_drain), the P(gpufabric.roce.sriov_drain_plan#filter) filter's result, with each node's C(node_name),
         the deleted C(policies) and the C(interfaces) (C(name), C(externallyManaged)) they configured.
     type: list
     elements: dict
