@@ -29,13 +29,16 @@ gpufabric.roce.k8s_managed_orphans(live, rendered)
 gpufabric.roce.k8s_fabric_ownership(live, rendered, fabric)
     The same, scoped to one rollout (label gpufabric.roce/fabric): what it prunes, what another fabric owns,
     and the unlabelled objects of earlier versions it adopts or leaves alone.
+gpufabric.roce.k8s_fabric_teardown(live, fabric), sriov_drain_plan(states, policies)
+    Teardown: what one rollout deletes (its own fabric's objects, networks first) and leaves; which node states must
+    drop the VFs of its deleted policies (gpufabric.roce.rollout_wait check=sriov_drain waits for them).
 """
 
 import yaml
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import RenderValidationError, _plain
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_fabric import fabric_ownership
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_fabric import fabric_ownership, fabric_teardown
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_gitops import argocd_application, flux_helm_release, gitops_roots, kustomization
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_operator import (
     render_chart_reference,
@@ -48,6 +51,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_status import 
     deployments_unavailable,
     managed_orphans,
     ncp_unready_components,
+    sriov_drain_plan,
     sriov_node_states_failed,
     sriov_node_states_pending,
 )
@@ -141,5 +145,7 @@ class FilterModule:
             "network_operator_gitops_roots": lambda chart, values, namespace, dirs, settings=None: gitops_roots(
                 _plain(chart), _plain(values), _plain(namespace) or None, _plain(dirs), _plain(settings)
             ),
+            "k8s_fabric_teardown": lambda live, fabric: fabric_teardown(_plain(live), _plain(fabric)),
+            "sriov_drain_plan": lambda states, policies: sriov_drain_plan(_plain(states), _plain(policies)),
             "allocatable_mismatches": lambda items, expected: allocatable_mismatches(_plain(items), _plain(expected)),
         }

@@ -32,7 +32,7 @@ EXCLUDED = (
 )
 REQUIRED = (
     "galaxy.yml", "README.md", "LICENSE", "meta/runtime.yml", "meta/execution-environment.yml", "meta/ee-requirements.txt",
-    "meta/ee-bindep.txt", "playbooks/site.yml", "inventories/example/hosts.yml", "molecule/k8s_render/molecule.yml",
+    "meta/ee-bindep.txt", "playbooks/site.yml", "playbooks/teardown.yml", "inventories/example/hosts.yml", "molecule/k8s_render/molecule.yml",
     "docs/awx.md", "docs/awx-project/playbooks/site.yml", "docs/awx-project/collections/requirements.yml",
     "execution-environment.yml", "tests/unit/plugins/module_utils/k8s_crd_schema.py", "tests/crds/fetch_upstream_crds.py",
 )
@@ -169,6 +169,16 @@ def test_site_playbook_renders_from_the_installed_copy(installed):
     assert any("values" in p.name for p in render.rglob("*")), "no Helm values written"
     # Nothing was written into the installed collection.
     assert set(installed["root"].rglob("*")) - before == set()
+
+
+def test_teardown_playbook_runs_from_the_installed_copy(installed):
+    """ansible-playbook gpufabric.roce.teardown resolves like gpufabric.roce.site; in render mode its cluster half says so."""
+    inventory = installed["root"] / "inventories" / "example"
+    proc = subprocess.run([os.path.join(VENV_BIN, "ansible-playbook"), "gpufabric.roce.teardown", "-i", str(inventory), "--tags", "k8s",
+                           "-e", "roce_k8s_mode=render", "-e", "roce_render_dir=%s" % (installed["tmp"] / "render")],
+                          cwd=str(installed["tmp"]), env=installed["env"], capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
+    assert "roce_k8s_mode=render: the teardown does not talk to the cluster" in " ".join(proc.stdout.split())
 
 
 def test_awx_project_wrapper_runs_the_same_playbook(installed):

@@ -36,6 +36,8 @@ def test_all_filters_are_exposed():
         "sriov_node_states_pending",
         "sriov_node_states_failed",
         "k8s_managed_orphans",
+        "k8s_fabric_teardown",
+        "sriov_drain_plan",
         "k8s_fabric_ownership",
         "network_operator_flux",
         "network_operator_argocd",
