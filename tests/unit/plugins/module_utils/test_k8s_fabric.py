@@ -2,20 +2,11 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Shared clusters (issue 17): a rollout prunes only its own fabric's objects, refuses another's names, adopts an earlier version's."""
 
+from k8s_objects import NS, obj
+
 from ansible_collections.gpufabric.roce.plugins.action.k8s_apply import pending_diffs, with_labels
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_fabric import FABRIC_LABEL, fabric_ownership
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_tools import client_problem, collection_problem, helm_problem, kubeconfig_desc
-
-NS = "nvidia-network-operator"
-
-
-def obj(kind, name, fabric=None, managed=True):
-    labels = {}
-    if managed:
-        labels["app.kubernetes.io/managed-by"] = "gpufabric.roce"
-    if fabric is not None:
-        labels[FABRIC_LABEL] = fabric
-    return {"apiVersion": "sriovnetwork.openshift.io/v1", "kind": kind, "metadata": {"name": name, "namespace": NS, "labels": labels}}
 
 
 def names(refs):

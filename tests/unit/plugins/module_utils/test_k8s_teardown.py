@@ -2,21 +2,12 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Teardown (issue 17): what one rollout deletes, and when the node states have released the VFs of its policies."""
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_fabric import FABRIC_LABEL, fabric_teardown
+from k8s_objects import NS, obj
+
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_fabric import fabric_teardown
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_helm_release import crd_names, teardown_plan
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_status import sriov_drain_plan, sriov_node_states_draining
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_wait import judge, reads_for
-
-NS = "nvidia-network-operator"
-
-
-def obj(kind, name, fabric=None, managed=True):
-    labels = {}
-    if managed:
-        labels["app.kubernetes.io/managed-by"] = "gpufabric.roce"
-    if fabric is not None:
-        labels[FABRIC_LABEL] = fabric
-    return {"apiVersion": "sriovnetwork.openshift.io/v1", "kind": kind, "metadata": {"name": name, "namespace": NS, "labels": labels}}
 
 
 def test_teardown_deletes_only_its_fabric_networks_first():
