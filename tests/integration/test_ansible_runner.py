@@ -123,7 +123,7 @@ def test_set_stats_summary_reaches_the_job_artifacts(job):
         "argocd-application.yaml", "flux-helm-release.yaml", "helm-chart.yaml", "helm-values.yaml", "kustomization.yaml",
         "nic-cluster-policy.yaml"]
     assert sorted(os.path.basename(p) for p in summary["changes"]["sriov_networks"]) == [
-        "kustomization.yaml", "sriov-network-node-policies.yaml", "sriov-networks.yaml"]
+        "kustomization.yaml", "sriov-network-node-policies.yaml", "sriov-network-pool-configs.yaml", "sriov-networks.yaml"]
 
     # The same job in check mode against what is already rendered: no drift to report.
     again = ansible_runner.run(cmdline="--check --diff", **kwargs)

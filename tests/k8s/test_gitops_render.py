@@ -50,6 +50,7 @@ def test_site_render_writes_kustomizations_that_kubectl_builds(tmp_path):
         ("SriovNetwork", "roce-node2"),
         ("SriovNetworkNodePolicy", "roce-node1"),
         ("SriovNetworkNodePolicy", "roce-node2"),
+        ("SriovNetworkPoolConfig", "roce-pool"),
     ]
     flux = list(yaml.safe_load_all((tmp_path / "network-operator" / "flux-helm-release.yaml").read_text()))
     assert [d["kind"] for d in flux] == ["HelmRepository", "HelmRelease"]
