@@ -12,6 +12,8 @@ gpufabric.roce.sriov_validate(hostvars, hosts, defaults)
 gpufabric.roce.sriov_pool_configs(hostvars, nodes, defaults)
     Validate every node's drain pool settings and render one SriovNetworkPoolConfig per pool (nodes: the
     ``nodes`` of sriov_manifests). Raises AnsibleFilterError naming host, variable, value and fix.
+gpufabric.roce.sriov_pool_overlaps(live, rendered)
+    The live SriovNetworkPoolConfigs that select a node of a rendered pool (the operator never drains such a node).
 gpufabric.roce.nic_cluster_policy(config)
 gpufabric.roce.network_operator_helm_values(config)
 gpufabric.roce.network_operator_chart_reference(config)
@@ -44,7 +46,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_operator impor
     render_nic_cluster_policy,
 )
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov import SRIOV_PER_HOST_KEYS, render_sriov
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov_pool import POOL_PER_HOST_KEYS, render_pool_configs
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov_pool import POOL_PER_HOST_KEYS, pool_overlaps, render_pool_configs
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_status import (
     allocatable_mismatches,
     deployments_unavailable,
@@ -136,6 +138,7 @@ class FilterModule:
             "sriov_manifests": sriov_manifests,
             "sriov_validate": sriov_validate,
             "sriov_pool_configs": sriov_pool_configs,
+            "sriov_pool_overlaps": lambda live, rendered: pool_overlaps(_plain(live), _plain(rendered)),
             "nic_cluster_policy": _wrap(render_nic_cluster_policy),
             "network_operator_helm_values": _wrap(render_helm_values),
             "network_operator_chart_reference": _wrap(render_chart_reference),

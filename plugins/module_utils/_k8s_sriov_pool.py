@@ -165,3 +165,52 @@ def pool_problems(nodes, host_vars, defaults=None):
     except RenderValidationError as exc:
         return [e["message"] for e in exc.errors]
     return []
+
+
+def _selected_names(selector):
+    """The node names a pool's nodeSelector selects when that is knowable without the nodes' labels: a set, or
+    ``None`` for every node (nil or empty selector), or ``False`` when it depends on other labels."""
+    if not selector or not (selector.get("matchLabels") or selector.get("matchExpressions")):
+        return None
+    names = None
+    for key, value in (selector.get("matchLabels") or {}).items():
+        if key != HOSTNAME_LABEL:
+            return False
+        names = {value} if names is None else names & {value}
+    for expr in selector.get("matchExpressions") or []:
+        if expr.get("key") != HOSTNAME_LABEL or expr.get("operator") != "In":
+            return False
+        values = set(expr.get("values") or [])
+        names = values if names is None else names & values
+    return names
+
+
+def pool_overlaps(live, rendered):
+    """Live SriovNetworkPoolConfigs (any, not only this collection's) that select a node of a rendered pool.
+
+    The operator refuses to drain a node that two drain pools select (drain_controller_helper.go,
+    findNodePoolConfig: "node is part of more then one pool"): that node's VF changes would wait forever.
+    Returns ``{"conflicts": [message], "unknown": ["<name>"]}``: ``unknown`` lists the pools whose selector
+    uses other labels than the node name, which only the nodes' labels could decide."""
+    ours = {(o["metadata"]["namespace"], o["metadata"]["name"]): o for o in rendered or []}
+    conflicts, unknown = [], []
+    for obj in live or []:
+        meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
+        if (meta.get("namespace"), meta.get("name")) in ours or (spec.get("ovsHardwareOffloadConfig") or {}).get("name"):
+            continue  # ours (updated by the apply), or an OVS offload config, which is no drain pool
+        selected = _selected_names(spec.get("nodeSelector"))
+        if selected is False:
+            unknown.append(meta.get("name"))
+            continue
+        fabric = ((meta.get("labels") or {}).get("gpufabric.roce/fabric"))
+        for mine in ours.values():
+            names = mine["spec"]["nodeSelector"]["matchExpressions"][0]["values"]
+            both = names if selected is None else sorted(set(names) & selected)
+            if both:
+                shown = "every node" if selected is None else "node(s) %s%s" % (
+                    ", ".join(both[:10]), " and %d more" % (len(both) - 10) if len(both) > 10 else "")
+                conflicts.append(
+                    "SriovNetworkPoolConfig/%s%s in namespace %s selects %s, which this inventory's pool %s also selects; the "
+                    "sriov-network-operator never drains a node that two pools select, so their VF changes would wait forever"
+                    % (meta.get("name"), " (fabric %s)" % fabric if fabric else "", meta.get("namespace"), shown, mine["metadata"]["name"]))
+    return {"conflicts": conflicts, "unknown": sorted(unknown)}

@@ -27,6 +27,7 @@ def test_all_filters_are_exposed():
         "sriov_manifests",
         "sriov_validate",
         "sriov_pool_configs",
+        "sriov_pool_overlaps",
         "nic_cluster_policy",
         "network_operator_helm_values",
         "network_operator_chart_reference",

@@ -104,3 +104,26 @@ def test_namespace_is_the_operators():
 def test_problems_as_a_list():
     assert pool.pool_problems(nodes(2), {}) == []
     assert len(pool.pool_problems(nodes(2), {"gpu00": {"sriov_networks_pool_max_unavailable": 0}})) == 1
+
+
+def _live(name, selector, fabric=None, namespace="nvidia-network-operator", **spec):
+    labels = {"gpufabric.roce/fabric": fabric} if fabric else {}
+    body = dict(spec, nodeSelector=selector) if selector is not None else dict(spec)
+    return {"kind": "SriovNetworkPoolConfig", "metadata": {"name": name, "namespace": namespace, "labels": labels}, "spec": body}
+
+
+def test_overlaps_with_other_pools_by_name_by_empty_selector_and_unknown_selectors():
+    rendered = render(nodes(3))["pool_configs"]
+    other_fabric = _live("poolb-pool", {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": ["gpu01.example", "x"]}]}, "pool-b")
+    everything = _live("admin-pool", {})
+    by_label = _live("gpu-pool", {"matchLabels": {"nvidia.com/gpu.present": "true"}})
+    disjoint = _live("other", {"matchLabels": {"kubernetes.io/hostname": "x"}})
+    ovs = _live("ovs", None, ovsHardwareOffloadConfig={"name": "mcp"})
+    itself = _live("roce-pool", {})  # our own live version: the apply updates it
+    out = pool.pool_overlaps([other_fabric, everything, by_label, disjoint, ovs, itself], rendered)
+    assert len(out["conflicts"]) == 2
+    assert "SriovNetworkPoolConfig/poolb-pool (fabric pool-b) in namespace nvidia-network-operator selects node(s) gpu01.example" in out["conflicts"][0]
+    assert "roce-pool also selects" in out["conflicts"][0]
+    assert "admin-pool in namespace nvidia-network-operator selects every node" in out["conflicts"][1]
+    assert out["unknown"] == ["gpu-pool"]
+    assert pool.pool_overlaps([disjoint, ovs, itself], rendered) == {"conflicts": [], "unknown": []}
