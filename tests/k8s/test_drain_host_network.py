@@ -18,7 +18,9 @@ task between drain.yml and uncordon.yml plays the VF change and records what the
 - a later run without a reset uncordons it (the label says the cordon is ours);
 - without the budget: the pods (owned by a ReplicaSet, with an emptyDir) are evicted, the node is cordoned during
   the change, schedulable and unlabelled after; the replacement pods are not bound to the cordoned node.
-- an admin's cordon (no label) is never undone.
+- an admin's cordon (no label) is never undone;
+- a pod that no controller recreates stops the drain (nothing evicted, k8s_drain undoes its cordon) unless
+  host_network_drain_force.
 Runs before test_shared_cluster.py (file order), on a cluster without the network-operator; it deletes its
 namespace and leaves node2 as it found it.
 """
@@ -197,3 +199,23 @@ def test_a_host_that_is_no_kubernetes_node_is_refused_before_its_vfs_change(clus
     assert rc != 0 and seen is None
     assert 'gpu-node2: roce_node_name="gpu-node-9": no such node in the cluster' in out, out[-4000:]
     assert "set host_network_drain: false" in out
+
+
+def test_a_pod_no_controller_recreates_stops_the_drain_unless_forced(workload, tmp_path):
+    cluster = workload
+    cluster.kube.create(_kube.path("", "v1", "pods", namespace=NS), {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "scratch", "namespace": NS},
+        "spec": {"nodeName": NODE, "containers": [{"name": "c", "image": "registry.example/scratch:1"}]}})
+    rc, out, seen = _run(cluster, tmp_path, True)
+    assert rc != 0 and seen is None, out[-6000:]
+    assert "cannot delete Pods not managed by ReplicationController" in out and "%s/scratch" % NS in out
+    assert "k8s_drain refused before evicting anything and undid its cordon" in out
+    assert "unless host_network_drain_force: true (they are deleted for good)" in out
+    assert "scratch" in _pods_on_node(cluster) and len(_pods_on_node(cluster)) == 3
+    assert not _node(cluster)["spec"].get("unschedulable")
+    # Forced: drained, the bare pod gone for good; label and cordon undone after.
+    rc, out, seen = _run(cluster, tmp_path, True, host_network_drain_force=True)
+    assert rc == 0, out[-6000:]
+    assert "scratch" not in {p["metadata"]["name"] for p in seen["pods"]}
+    node = _node(cluster)
+    assert not node["spec"].get("unschedulable") and LABEL not in node["metadata"].get("labels", {})
