@@ -11,6 +11,13 @@ times two ansible-playbook runs of the real playbooks/site.yml, Kubernetes phase
   render   : --tags operator,sriov  validation + the NicClusterPolicy/Helm values + every node's
                                     SriovNetworkNodePolicy and SriovNetwork written as YAML
 
+With --plan, two more runs per node count (docs/awx.md, "One fabric plan"):
+
+  plan_out : --tags never -e roce_plan_out=<file>   validation, then the fabric plan written as JSON
+  plan_in  : --tags never -e roce_plan=<file>       validation reading that plan instead of computing it
+
+Their difference to `validate` is the cost of writing, and of reading back and checking, the plan.
+
 It reports wall seconds, the growth ratio against the smallest inventory, the load average of the
 machine around each run, checks that the render wrote one policy and one network per node, and writes
 the table into benchmarks/README.md (block "site_scale:<label>").
@@ -92,7 +99,7 @@ def count_kinds(render_dir):
     return kinds
 
 
-def run_site(work, nodes, tags, args, attempt):
+def run_site(work, nodes, tags, args, attempt, *, extra=()):
     render_dir = os.path.join(work, "render-%d-%s-%d" % (nodes, tags.replace(",", "-"), attempt))
     cmd = [
         os.path.join(os.path.dirname(sys.executable), "ansible-playbook"),
@@ -106,6 +113,8 @@ def run_site(work, nodes, tags, args, attempt):
         "-e",
         "roce_render_dir=" + render_dir,
     ]
+    for e in extra:
+        cmd += ["-e", e]
     if args.forks:
         cmd += ["--forks", str(args.forks)]
     env = dict(
@@ -142,6 +151,29 @@ def run_site(work, nodes, tags, args, attempt):
     return result
 
 
+def plan_runs(work, nodes, args, attempt, results):
+    """plan_out then plan_in on ``nodes``: the plan written, then read back instead of computed."""
+    plan = os.path.join(work, "plan-%d.json" % nodes)
+    for mode, extra in (("plan_out", ["roce_plan_out=" + plan]), ("plan_in", ["roce_plan=" + plan])):
+        r = run_site(work, nodes, "never", args, attempt, extra=extra)
+        r["plan_bytes"] = os.path.getsize(plan)
+        results[nodes].setdefault(mode, []).append(r)
+        print("%5d nodes  %-8s %7.2f s  (load %.1f -> %.1f, plan %.1f MB)" % (
+            nodes, mode, r["seconds"], r["load_before"], r["load_after"], r["plan_bytes"] / 1e6), flush=True)
+
+
+def plan_table(results, node_counts):
+    out = ["", "| nodes | plan (JSON, kB) | `--tags never` | `+ roce_plan_out` (write) | `+ roce_plan` (read instead) | load avg before each run |",
+           "|---|---|---|---|---|---|"]
+    for nodes in node_counts:
+        r = results[nodes]
+        v, w, i = (min(x["seconds"] for x in r[m]) for m in ("validate", "plan_out", "plan_in"))
+        out.append("| %d | %d | %.1f s | %.1f s (%+.1f s) | %.1f s (%+.1f s) | %s |" % (
+            nodes, r["plan_out"][0]["plan_bytes"] // 1000, v, w, w - v, i, i - v,
+            " / ".join("%.1f" % x["load_before"] for m in ("validate", "plan_out", "plan_in") for x in r[m])))
+    return "\n".join(out)
+
+
 def summarise(results, node_counts):
     base = node_counts[0]
     rows = []
@@ -168,6 +200,8 @@ def table(rows, label, args, started):
         cmd += " --forks %d" % args.forks
     if args.profile:
         cmd += " --profile"
+    if args.plan:
+        cmd += " --plan"
     out = [
         "<!-- site_scale:%s:begin (written by benchmarks/site_scale.py) -->" % label,
         "**%s** — measured %s, commit `%s`, ansible-core %s, forks %s, 2 shared cores." % (
@@ -245,6 +279,7 @@ def main():
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per ansible-playbook run")
     ap.add_argument("--json", help="write the raw figures here")
     ap.add_argument("--rails", type=int, default=0, help="RoCE rails per node (roce_rails, up to 8); 0: the one-rail variables")
+    ap.add_argument("--plan", action="store_true", help="also time writing (roce_plan_out) and reading (roce_plan) the fabric plan")
     ap.add_argument("--keep", help="work directory to keep (default: a temporary one, removed)")
     args = ap.parse_args()
     node_counts = sorted(int(n) for n in args.nodes.split(","))
@@ -268,8 +303,13 @@ def main():
                     print("%5d nodes  %-8s %7.2f s  (load %.1f -> %.1f)%s" % (
                         nodes, mode, r["seconds"], r["load_before"], r["load_after"],
                         "".join("\n      %6.2fs %s" % (s, t) for t, s in r.get("slowest_tasks", []))), flush=True)
+            if args.plan:
+                for nodes in node_counts:
+                    plan_runs(work, nodes, args, attempt, results)
         rows = summarise(results, node_counts)
         block = table(rows, args.label, args, started)
+        if args.plan:
+            block = block.replace("<!-- site_scale:%s:end -->" % args.label, plan_table(results, node_counts) + "\n<!-- site_scale:%s:end -->" % args.label)
         print("\n" + block)
         largest = rows[-1]
         goals = {

@@ -21,6 +21,7 @@ beside the regular lab. A guest reboot is a QEMU reset: the same process boots a
 """
 
 import argparse
+import glob
 import hashlib
 import json
 import os
@@ -38,7 +39,6 @@ STATE_DIR = os.environ.get("REBOOTLAB_STATE_DIR", os.path.join(LAB_DIR, "state-r
 CACHE_DIR = os.path.join(labctl.BUILD_DIR, "rebootlab")
 PORT_BASE = int(os.environ.get("REBOOTLAB_PORT_BASE", "22400"))
 BOOT_TIMEOUT = int(os.environ.get("REBOOTLAB_BOOT_TIMEOUT", "600"))
-MIRROR = os.environ.get("REBOOTLAB_MIRROR", "http://deb.debian.org/debian")
 SUITE = "bookworm"
 GUEST_FILES = os.path.join(LAB_DIR, "guest", "systemd")
 KEY = os.path.join(CACHE_DIR, "id_ed25519")
@@ -49,6 +49,34 @@ PACKAGES = (
     "systemd-sysv", "udev", "dbus", "openssh-server", "python3", "python3-pyroute2", "iproute2",
     "kmod", "rdma-core", "ibverbs-providers", "ibverbs-utils", "perftest", "iputils-ping", "procps",
 )
+
+def apt_mirror():
+    """The Debian archive this machine's apt already uses for SUITE (REBOOTLAB_MIRROR wins): the image
+    comes from the same place as the host's packages, and no mirror is written down here."""
+    if os.environ.get("REBOOTLAB_MIRROR"):
+        return os.environ["REBOOTLAB_MIRROR"]
+    entries = []
+    # deb822 stanzas (bookworm's default) and one-line "deb URI SUITE ..." entries.
+    for path in sorted(glob.glob("/etc/apt/sources.list.d/*.sources")):
+        with open(path) as f:
+            for stanza in f.read().split("\n\n"):
+                fields = dict(
+                    line.split(":", 1) for line in stanza.splitlines() if ":" in line and not line.startswith("#")
+                )
+                uris = fields.get("URIs", "").split()
+                if uris and SUITE in fields.get("Suites", "").split() and "deb" in fields.get("Types", "").split():
+                    entries.append(uris[0].strip())
+    for path in ["/etc/apt/sources.list"] + sorted(glob.glob("/etc/apt/sources.list.d/*.list")):
+        if os.path.exists(path):
+            with open(path) as f:
+                for line in f:
+                    words = [w for w in line.split() if not w.startswith("[")]
+                    if len(words) >= 3 and words[0] == "deb" and words[2] == SUITE:
+                        entries.append(words[1])
+    if not entries:
+        die("no apt source for Debian %s on this machine; set REBOOTLAB_MIRROR to a Debian archive URL" % SUITE)
+    return entries[0]
+
 
 # labctl's functions read these module globals at call time.
 labctl.STATE_DIR = STATE_DIR
@@ -103,9 +131,10 @@ def build_rootfs():
     tmp = done + ".tmp"
     if os.path.exists(tmp):
         run(["rm", "-rf", tmp])
-    log("debootstrap %s (%s) from %s into %s; a few minutes" % (SUITE, ",".join(PACKAGES), MIRROR, tmp))
+    mirror = apt_mirror()
+    log("debootstrap %s (%s) from %s into %s; a few minutes" % (SUITE, ",".join(PACKAGES), mirror, tmp))
     started = time.time()
-    run(["debootstrap", "--variant=minbase", "--include=" + ",".join(PACKAGES), SUITE, tmp, MIRROR],
+    run(["debootstrap", "--variant=minbase", "--include=" + ",".join(PACKAGES), SUITE, tmp, mirror],
         stdout=subprocess.DEVNULL)
     # The package cache is not needed in the image.
     run(["rm", "-rf", os.path.join(tmp, "var/cache/apt/archives")])

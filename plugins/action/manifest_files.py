@@ -59,12 +59,13 @@ def stale_temporaries(dest, names):
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("dest", "files", "mode"))
+    _VALID_ARGS = frozenset(("dest", "files", "mode", "absent"))
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         args = self._task.args
         dest, files, mode = args.get("dest"), args.get("files"), str(args.get("mode", "0644"))
+        absent = args.get("absent") or []
         if not dest or not isinstance(files, dict):
             result.update(failed=True, msg="dest (a directory) and files (a mapping of file name to content) are required")
             return result
@@ -73,7 +74,10 @@ class ActionModule(ActionBase):
         except ValueError:
             result.update(failed=True, msg="mode must be an octal string such as '0644', got %r" % mode)
             return result
-        bad = [n for n in files if not isinstance(n, str) or not n or os.sep in n or n in (".", "..")]
+        if not isinstance(absent, list):
+            result.update(failed=True, msg="absent must be a list of file names, got %r" % (absent,))
+            return result
+        bad = [n for n in list(files) + absent if not isinstance(n, str) or not n or os.sep in n or n in (".", "..")]
         if bad:
             result.update(failed=True, msg="file names must be plain names without a directory part: %s" % ", ".join(map(str, bad)))
             return result
@@ -85,6 +89,13 @@ class ActionModule(ActionBase):
             if not check:
                 os.makedirs(dest, mode=perm | ((perm & 0o444) >> 2), exist_ok=True)
         diffs = []
+        # Checked before anything is written: a file of ``absent`` that is not a regular file stops the task untouched.
+        removed = [os.path.join(dest, n) for n in sorted(set(absent) - set(files)) if os.path.lexists(os.path.join(dest, n))]
+        odd = [p for p in removed if os.path.islink(p) or not os.path.isfile(p)]
+        if odd:
+            result.update(failed=True, msg="%s: in the way of render mode and not a regular file; nothing was written or removed. "
+                          "Fix: move it away by hand" % ", ".join(odd))
+            return result
         # A run killed mid-write (or an earlier version's failed one) left its temporaries: remove them now.
         stale = stale_temporaries(dest, files) if os.path.isdir(dest) else []
         for path in stale:
@@ -123,7 +134,13 @@ class ActionModule(ActionBase):
                 file_changed = True
             changed = changed or file_changed
             out.append({"path": path, "documents": count, "changed": file_changed})
-        result.update(changed=changed, files=out, removed_temporaries=stale)
+        for path in removed:
+            with open(path) as fh:
+                diffs.append({"before_header": path, "after_header": "%s (absent)" % path, "before": fh.read(), "after": ""})
+            if not check:
+                os.unlink(path)
+            changed = True
+        result.update(changed=changed, files=out, removed=removed, removed_temporaries=stale)
         if self._task.diff and diffs:
             result["diff"] = diffs
         return result

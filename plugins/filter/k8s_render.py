@@ -27,19 +27,24 @@ gpufabric.roce.allocatable_mismatches(nodes, expected)
     (empty when everything is ready).
 gpufabric.roce.network_operator_flux(chart, values), network_operator_argocd(chart, values), k8s_kustomization(files)
     The release as a Flux HelmRepository + HelmRelease, as an Argo CD Application, and a kustomization.yaml.
+gpufabric.roce.network_operator_gitops_roots(chart, values, namespace, dirs, settings)
+    The Flux and Argo CD roots that deploy the whole rendered tree, the chart before the custom resources.
 gpufabric.roce.k8s_managed_orphans(live, rendered)
     The objects labelled app.kubernetes.io/managed-by=gpufabric.roce that the inventory no longer renders (prune).
 gpufabric.roce.k8s_fabric_ownership(live, rendered, fabric)
     The same, scoped to one rollout (label gpufabric.roce/fabric): what it prunes, what another fabric owns,
     and the unlabelled objects of earlier versions it adopts or leaves alone.
+gpufabric.roce.k8s_fabric_teardown(live, fabric), sriov_drain_plan(states, policies)
+    Teardown: what one rollout deletes (its own fabric's objects, networks first) and leaves; which node states must
+    drop the VFs of its deleted policies (gpufabric.roce.rollout_wait check=sriov_drain waits for them).
 """
 
 import yaml
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import RenderValidationError, _plain
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_fabric import fabric_ownership
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_gitops import argocd_application, flux_helm_release, kustomization
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_fabric import fabric_ownership, fabric_teardown
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_gitops import argocd_application, flux_helm_release, gitops_roots, kustomization
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_operator import (
     render_chart_reference,
     render_helm_values,
@@ -52,6 +57,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_status import 
     deployments_unavailable,
     managed_orphans,
     ncp_unready_components,
+    sriov_drain_plan,
     sriov_node_states_failed,
     sriov_node_states_pending,
 )
@@ -152,5 +158,10 @@ class FilterModule:
             "network_operator_flux": lambda chart, values, settings=None: flux_helm_release(_plain(chart), _plain(values), _plain(settings)),
             "network_operator_argocd": lambda chart, values, settings=None: argocd_application(_plain(chart), _plain(values), _plain(settings)),
             "k8s_kustomization": lambda resources: kustomization(_plain(resources)),
+            "network_operator_gitops_roots": lambda chart, values, namespace, dirs, settings=None: gitops_roots(
+                _plain(chart), _plain(values), _plain(namespace) or None, _plain(dirs), _plain(settings)
+            ),
+            "k8s_fabric_teardown": lambda live, fabric: fabric_teardown(_plain(live), _plain(fabric)),
+            "sriov_drain_plan": lambda states, policies: sriov_drain_plan(_plain(states), _plain(policies)),
             "allocatable_mismatches": lambda items, expected: allocatable_mismatches(_plain(items), _plain(expected)),
         }

@@ -78,3 +78,40 @@ def fabric_ownership(live, rendered, fabric):
         "unclaimed": sorted(unclaimed),
         "foreign_fabric": bool(orphans) and kept == 0,
     }
+
+
+# Teardown deletes the networks before the policies: a SriovNetwork's NetworkAttachmentDefinition points at
+# the policy's resource, and the policies' deletion is what makes the config daemons drop the VFs.
+_TEARDOWN_ORDER = {"SriovNetwork": 0, "SriovNetworkNodePolicy": 1, "ConfigMap": 2}
+
+
+def fabric_teardown(live, fabric):
+    """What the teardown of rollout ``fabric`` deletes and what it leaves, from every live object of the kinds it
+    manages (read without a label selector, so that the objects nobody labelled are seen too). Returns a dict:
+
+    - ``delete``: references of this fabric's objects, networks first, then policies, then the NCCL ConfigMap;
+    - ``policies``: the names of this fabric's policies (the node states drop their VFs once they are gone);
+    - ``other_fabrics``: the other rollouts (fabric names) whose objects are in the cluster: they still use the
+      operator, so it stays;
+    - ``kept``: ``<kind>/<name>`` of every object left in place (other fabrics', earlier versions' without a fabric
+      label, and objects the collection did not make): what deleting the CRDs would also delete.
+    """
+    delete, kept, others = [], [], set()
+    for obj in live or []:
+        labels = (obj.get("metadata") or {}).get("labels") or {}
+        managed = labels.get(MANAGED_BY_LABEL) == MANAGED_BY_VALUE
+        owner = labels.get(FABRIC_LABEL)
+        if managed and owner == fabric:
+            delete.append(_ref(obj))
+            continue
+        if managed and owner is not None:
+            others.add(owner)
+        if obj.get("kind") != "ConfigMap":  # ConfigMaps are read by label only: the CRDs never hold them
+            kept.append(_name(obj))
+    delete.sort(key=lambda o: (_TEARDOWN_ORDER.get(o["kind"], 9), o["metadata"]["namespace"] or "", o["metadata"]["name"]))
+    return {
+        "delete": delete,
+        "policies": sorted(o["metadata"]["name"] for o in delete if o["kind"] == "SriovNetworkNodePolicy"),
+        "other_fabrics": sorted(others),
+        "kept": sorted(kept),
+    }

@@ -123,3 +123,18 @@ def write_values_file(path, values):
     with os.fdopen(fd, "w") as f:
         json.dump(values, f, sort_keys=True)
     return path
+
+
+def teardown_plan(releases, release_name, namespace):
+    """What the teardown uninstalls: the configured release only (the one this collection installed or adopted), when it
+    is installed; every other release of the chart is left alone and listed. Returns {release, others}."""
+    mine = [r for r in releases if r["name"] == release_name and r["namespace"] == namespace and r["status"] != "uninstalled"]
+    others = [_describe(r) for r in releases if r not in mine and r["status"] != "uninstalled"
+              and not (r["name"] == release_name and r["namespace"] == namespace)]
+    return {"release": mine[0] if mine else None, "others": others}
+
+
+def crd_names(documents):
+    """The CustomResourceDefinition names in ``helm show crds`` output (already parsed into YAML documents), sorted."""
+    return sorted({(d.get("metadata") or {}).get("name") for d in documents or []
+                   if isinstance(d, dict) and d.get("kind") == "CustomResourceDefinition" and (d.get("metadata") or {}).get("name")})

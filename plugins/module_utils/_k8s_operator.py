@@ -128,6 +128,7 @@ HELM_BUILTIN_DEFAULTS = {
     "network_operator_chart_repo_url": "https://helm.ngc.nvidia.com/nvidia",
     "network_operator_chart_name": "network-operator",
     "network_operator_chart_version": "26.4.1",
+    "network_operator_chart_path": "",
     "network_operator_release_name": "network-operator",
     "network_operator_namespace": "nvidia-network-operator",
     "network_operator_nfd_enabled": True,
@@ -289,11 +290,15 @@ def render_chart_reference(cfg=None, values_file="helm-values.yaml"):
         errs.add(
             "(cluster)", "network_operator_chart_name", chart, "not a chart name", "use the chart's name as in the repository index, e.g. network-operator"
         )
+    path = cfg["network_operator_chart_path"]
+    if path is not None and not isinstance(path, str):
+        errs.add("(cluster)", "network_operator_chart_path", path, "not a path", "give the chart archive or directory as a string, or leave it empty")
     errs.raise_if_any()
     # Every argument quoted: the command is written into helm-chart.yaml for a human or a pipeline to run.
-    argv = ["helm", "upgrade", "--install", release, chart, "--repo", repo, "--version", str(version)]
-    argv += ["--namespace", ns, "--create-namespace", "-f", values_file]
-    return {
+    # A local chart (air-gapped) is the chart itself: no repository, and its version is the archive's own.
+    source = [path] if path else [chart, "--repo", repo, "--version", str(version)]
+    argv = ["helm", "upgrade", "--install", release] + source + ["--namespace", ns, "--create-namespace", "-f", values_file]
+    ref = {
         "repository": repo,
         "chart": chart,
         "version": str(version),
@@ -302,6 +307,9 @@ def render_chart_reference(cfg=None, values_file="helm-values.yaml"):
         "values_file": values_file,
         "helm_command": " ".join(shlex.quote("%s" % a) for a in argv),
     }
+    if path:
+        ref["chart_path"] = path
+    return ref
 
 
 def render_nic_cluster_policy(cfg=None):

@@ -164,3 +164,54 @@ def managed_orphans(live, rendered):
                 }
             )
     return sorted(out, key=lambda o: (o["kind"], o["metadata"]["name"]))
+
+
+def _groups_of(iface, policies):
+    return [g for g in iface.get("vfGroups") or [] if g.get("policyName") in policies]
+
+
+def sriov_drain_plan(states, policies):
+    """The node states that carry VF groups of ``policies`` (read before they are deleted): per node, the PFs the
+    config daemon must release once the policies are gone, with whether the host made their VFs
+    (``externallyManaged``: the daemon leaves those VFs, the host half of the teardown removes them)."""
+    wanted = set(policies or [])
+    out = []
+    for st in states or []:
+        ifaces = [{"name": i.get("name"), "pciAddress": i.get("pciAddress"), "externallyManaged": bool(i.get("externallyManaged"))}
+                  for i in (st.get("spec") or {}).get("interfaces") or [] if _groups_of(i, wanted)]
+        if ifaces:
+            out.append({"node_name": (st.get("metadata") or {}).get("name"), "policies": sorted(wanted), "interfaces": ifaces})
+    return sorted(out, key=lambda n: n["node_name"])
+
+
+def sriov_node_states_draining(states, expected_nodes):
+    """For each node of :func:`sriov_drain_plan`, why its state does not show the policies' VFs released yet: the
+    spec must carry no VF group of the deleted policies, the sync must have Succeeded, and each released PF the
+    operator made VFs on must report none (unless another policy still configures that PF)."""
+    by_name = {(s.get("metadata") or {}).get("name"): s for s in states or []}
+    out = []
+    for node in expected_nodes or []:
+        name = node["node_name"]
+        st = by_name.get(name)
+        if st is None:
+            continue  # the state went with the node (or the operator): nothing holds VFs for these policies any more
+        spec = _by_ifname((st.get("spec") or {}).get("interfaces"))
+        status = st.get("status") or {}
+        left = [i["name"] for i in node.get("interfaces") or [] if _groups_of(spec.get(i["name"]) or {}, set(node.get("policies") or []))]
+        if left:
+            out.append("%s: spec.interfaces still carries VF groups of the deleted policies on %s (the operator has not rewritten "
+                       "the node state yet)" % (name, ", ".join(left)))
+            continue
+        if status.get("syncStatus") != "Succeeded":
+            err = status.get("lastSyncError") or ""
+            out.append("%s: syncStatus=%s%s" % (name, status.get("syncStatus") or "unset", (" lastSyncError: %s" % err) if err else ""))
+            continue
+        reported = _by_ifname(status.get("interfaces"))
+        for iface in node.get("interfaces") or []:
+            if iface.get("externallyManaged") or iface["name"] in spec:
+                continue
+            vfs = (reported.get(iface["name"]) or {}).get("numVfs") or 0
+            if vfs:
+                out.append("%s: status.interfaces %s still reports numVfs=%s" % (name, iface["name"], vfs))
+                break
+    return out

@@ -14,6 +14,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_status import 
     allocatable_mismatches,
     deployments_unavailable,
     ncp_unready_components,
+    sriov_node_states_draining,
     sriov_node_states_failed,
     sriov_node_states_pending,
 )
@@ -43,6 +44,8 @@ def reads_for(check, namespace, expected):
             "ncp": {"api_version": NCP_API_VERSION, "kind": "NicClusterPolicy", "name": NCP_NAME},
             "deployments": {"api_version": "apps/v1", "kind": "Deployment", "namespace": namespace},
         }
+    if check == "sriov_drain":
+        return {"states": {"api_version": SRIOV_API_VERSION, "kind": "SriovNetworkNodeState", "namespace": namespace}}
     if check == "sriov_sync":
         reads = {"states": {"api_version": SRIOV_API_VERSION, "kind": "SriovNetworkNodeState", "namespace": namespace}}
         if any(node.get("resources") for node in expected or []):
@@ -57,6 +60,8 @@ def judge(check, resources, expected):
         return _judge_ncp(resources)
     if check == "sriov_sync":
         return _judge_sriov(resources, expected)
+    if check == "sriov_drain":
+        return _judge_drain(resources, expected)
     raise ValueError("unknown check %r" % check)
 
 
@@ -100,3 +105,12 @@ def _judge_sriov(resources, expected):
     if problems:
         summary += ": " + _shorten(problems)
     return Verdict(summary, pending=[] if failed else pending, failed=failed)
+
+
+def _judge_drain(resources, expected):
+    pending = sriov_node_states_draining(resources.get("states") or [], expected)
+    total = len(expected or [])
+    summary = "%d/%d nodes released the VFs of the deleted policies" % (total - len(pending), total)
+    if pending:
+        summary += ": " + _shorten(pending)
+    return Verdict(summary, pending=pending)

@@ -147,6 +147,11 @@ def validate(host, pf, pf_state, *, num_vfs, vfs, allow_vf_reset):
         if total is not None and num_vfs > total:
             raise GpufabricError(host, 'num_vfs', num_vfs, 'exceeds sriov_totalvfs=%d of PF %s' % (total, pf),
                                  'request at most %d VFs, or raise the VF limit in the NIC firmware' % total)
+        if current > 0 and num_vfs == 0 and not allow_vf_reset:
+            raise GpufabricError(
+                host, 'num_vfs', num_vfs,
+                'removing the %d VFs of PF %s destroys them (pods using them lose their interfaces); nothing was changed' % (current, pf),
+                'set allow_vf_reset: true to accept the removal (the teardown playbook: -e roce_teardown_remove_vfs=true)')
         if current > 0 and num_vfs != current and not allow_vf_reset:
             raise GpufabricError(
                 host, 'num_vfs', num_vfs,
@@ -356,12 +361,28 @@ def render_unit(pf, num_vfs, desired, vf_after):
 
 # --- the run -----------------------------------------------------------------
 
+def check_state(host, params, absent):
+    """num_vfs or vfs with state=present; neither (but num_vfs: 0) with state=absent."""
+    num_vfs, vfs = params.get('num_vfs'), params.get('vfs') or []
+    if absent and (vfs or num_vfs not in (None, 0)):
+        field, value = ('vfs', [v.get('id') for v in vfs]) if vfs else ('num_vfs', num_vfs)
+        raise GpufabricError(host, field, value, 'state=absent removes every VF of the PF, so it takes no VF count or settings',
+                             'drop %s, or use state: present' % field)
+    if not absent and num_vfs is None and not vfs:
+        raise GpufabricError(host, 'num_vfs', None, 'neither num_vfs nor vfs is given, so there is nothing to set',
+                             'set num_vfs (0 removes the VFs), vfs, or state: absent')
+
+
 def run(host, params, ipr, check_mode, *, fs=None, persist_fn=None):
     """Do the whole module run; returns the result dict. Raises GpufabricError."""
     fs = fs or Sysfs(params.get('sysfs_root') or '/sys')
     pf = params['pf']
     num_vfs = params.get('num_vfs')
     vfs = params.get('vfs') or []
+    absent = params.get('state') == 'absent'
+    check_state(host, params, absent)
+    if absent:
+        num_vfs = 0
     pf_state = {'exists': False} if ifname_problem(pf) else read_pf(fs, pf)
     validate(host, pf, pf_state, num_vfs=num_vfs, vfs=vfs, allow_vf_reset=params.get('allow_vf_reset'))
     current = pf_state['num_vfs'] or 0
@@ -416,10 +437,10 @@ def run(host, params, ipr, check_mode, *, fs=None, persist_fn=None):
         'vfs': after_view['vfs'],
         'diff': {'before': before_view, 'after': after_view},
     }
-    if params.get('persist'):
+    if params.get('persist') or absent:
         vf_after = {v['id']: v for v in after_view['vfs']}
-        content = render_unit(pf, final, desired, vf_after)
-        presult = persist_fn(unit_name(pf), content) if persist_fn else None
+        content = None if absent else render_unit(pf, final, desired, vf_after)
+        presult = persist_fn(unit_name(pf), content, 'absent' if absent else 'present') if persist_fn else None
         if presult is not None:
             result['persist'] = {k: presult[k] for k in ('unit', 'path', 'changed', 'daemon_reload', 'systemd_running')}
             if presult['changed']:

@@ -326,7 +326,7 @@ def read_sysctls(fs, paths, name, exists):
 def describe(action):
     """Human-readable form of a planned action (returned as ``actions``)."""
     op = action[0]
-    if op in ('route_replace', 'route_del'):
+    if op in ('route_replace', 'route_del', 'route_kept'):
         r = action[1]
         text = '%s %s' % (op, r['dst'])
         if r['via']:
@@ -441,17 +441,34 @@ def render_unit(desired):
     return '\n'.join(lines)
 
 
+def keep_unlisted_routes(desired, state):
+    """``desired`` with the interface's unlisted routes added to its routes (``purge_routes=false``): a run that
+    cannot know the whole fabric (an AWX slice, a plan marked incomplete) must not delete a route it cannot
+    account for, nor drop it from the persisted unit. Returns the routes kept."""
+    link = state.get('link')
+    if desired.get('purge_routes', True) or desired['routes'] is None or link is None:
+        return []
+    listed = {(r['dst'], r['metric']) for r in desired['routes']}
+    kept = [dict(r) for r in link['routes'] if (r['dst'], r['metric']) not in listed]
+    desired['routes'] = sorted(desired['routes'] + kept, key=lambda r: (r['dst'], r['metric']))
+    return kept
+
+
 def run(host, params, ipr, check_mode, *, fs=None, persist_fn=None):
     fs = fs or Sysfs()
     desired = validate_params(host, params)
     desired['state'] = params.get('state', 'present')
+    desired['purge_routes'] = params.get('purge_routes') is not False
     state = read_state(ipr, desired['pf'], desired['name'])
     validate_state(host, desired, state)
+    kept = keep_unlisted_routes(desired, state)
     all_paths = {k: fs.read_int_file(fs.proc(sysctl_path('all', k))) for k in SYSCTL_KEYS}
     want_sysctls, _w = desired_sysctls(desired, all_paths)
     current_sysctls = read_sysctls(fs, list(want_sysctls), desired['name'], state['link'] is not None)
     actions, before, after, warnings = plan(desired, state, current_sysctls, all_paths)
     result = {'changed': bool(actions), 'interface': desired['name'], 'actions': [describe(a) for a in actions]}
+    if kept:
+        result['kept_routes'] = [describe(('route_kept', r)) for r in kept]
     if not check_mode and actions:
         index = apply(host, ipr, fs, desired=desired, state=state, actions=actions)
         if desired['state'] == 'present':

@@ -34,6 +34,14 @@ options:
         item, a mapping as one document, a string verbatim.
     type: dict
     required: true
+  absent:
+    description:
+      - File names (no directory part) that must not be in O(dest) - files an earlier version wrote there and that now
+        live elsewhere. Each one present is removed (with a diff); one that is not a regular file is an error.
+    type: list
+    elements: str
+    default: []
+    version_added: "0.1.0"
   mode:
     description: Permissions of the files (the directory gets the execute bits added for each read bit).
     type: str
@@ -69,6 +77,12 @@ files:
   type: list
   elements: dict
   sample: [{"path": "/srv/gitops/sriov-networks/sriov-networks.yaml", "documents": 2, "changed": true}]
+removed:
+  description: Files of O(absent) removed from O(dest) (in check mode, those that would be).
+  returned: always
+  type: list
+  elements: str
+  sample: ["/srv/gitops/network-operator/flux-helm-release.yaml"]
 removed_temporaries:
   description: Stale temporary files of an earlier run removed from O(dest) (in check mode, those that would be).
   returned: always
@@ -82,7 +96,8 @@ from ansible.module_utils.basic import AnsibleModule
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(dest=dict(type="path", required=True), files=dict(type="dict", required=True), mode=dict(type="str", default="0644")),
+        argument_spec=dict(dest=dict(type="path", required=True), files=dict(type="dict", required=True),
+                           absent=dict(type="list", elements="str", default=[]), mode=dict(type="str", default="0644")),
         supports_check_mode=True,
     )
     module.fail_json(msg="gpufabric.roce.manifest_files runs as an action plugin on the controller; this module file only holds its documentation")

@@ -26,6 +26,10 @@ description:
     a placeholder (C(<not shown ...>)).
   - Reads only. In check mode it reports C(changed) when the install or upgrade would change the release, with
     the values diff (what C(helm diff) would show, without the plugin); outside check mode it reports C(changed=false).
+  - With O(state=absent) (teardown) it uninstalls the configured release - only that one, the release this collection
+    installed or adopted - with C(helm uninstall --wait), and predicts it in check mode; any other release of the chart is
+    left alone and listed in RV(others). Helm never deletes the CRDs of the chart's C(crds/) directory; with O(crds=true) the
+    module lists them (C(helm show crds) of the chart, before anything changes) in RV(crds), for the caller to delete.
   - With O(chart_path), the chart's own version (C(helm show chart)) must equal O(chart_version), so the
     NicClusterPolicy component versions, which follow O(chart_version), match the chart actually installed.
 author:
@@ -36,9 +40,22 @@ options:
     type: str
     default: network-operator
   chart_version:
-    description: The chart version about to be installed.
+    description: The chart version about to be installed (O(state=present), required), or whose CRDs O(crds) lists.
     type: str
-    required: true
+  chart_repo_url:
+    description: The chart repository, for O(crds) without O(chart_path).
+    type: str
+  state:
+    description: V(present) plans the install or upgrade; V(absent) uninstalls the configured release (teardown).
+    type: str
+    choices: [present, absent]
+    default: present
+  crds:
+    description:
+      - With O(state=absent), list the CRDs of the chart's C(crds/) directory (subcharts included) in RV(crds), from
+        O(chart_path), else O(chart_name) in O(chart_repo_url) at O(chart_version). Nothing is deleted here.
+    type: bool
+    default: false
   chart_path:
     description: A local chart archive or directory, when installing from one; its version is checked against O(chart_version).
     type: str
@@ -95,6 +112,16 @@ EXAMPLES = r"""
   # helm returns the release's values in its result; the planner showed the diff already
   no_log: true
   when: not ansible_check_mode
+
+- name: Teardown - uninstall the release this collection manages, and list the chart's CRDs
+  gpufabric.roce.network_operator_release:
+    state: absent
+    release_name: network-operator
+    namespace: nvidia-network-operator
+    chart_path: /srv/charts/network-operator-26.4.1.tgz
+    chart_version: "26.4.1"
+    crds: true
+  register: removed
 """
 
 RETURN = r"""
@@ -125,8 +152,18 @@ values_file:
   type: str
 would_change:
   description: Whether the install or upgrade would change the release (chart, status or values).
-  returned: always
+  returned: with O(state=present)
   type: bool
+others:
+  description: The other releases of the chart, left alone by the teardown.
+  returned: with O(state=absent)
+  type: list
+  elements: str
+crds:
+  description: The names of the CRDs the chart brings in C(crds/), with O(state=absent) and O(crds=true).
+  returned: with O(state=absent)
+  type: list
+  elements: str
 """
 
 import json
@@ -138,11 +175,13 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import redact_secrets
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_helm_release import (
     ReleaseRefused,
+    crd_names,
     last_good_revision,
     pick_release,
     plan,
     refuse_pending,
     releases_of_chart,
+    teardown_plan,
     write_values_file,
 )
 
@@ -178,8 +217,40 @@ def _chart_path_version(helm, path):
     return str((yaml.safe_load(helm.run("show", "chart", path, cluster=False)) or {}).get("version", ""))
 
 
+def _chart_crds(module, helm):
+    p = module.params
+    if p["chart_path"]:
+        argv = ["show", "crds", p["chart_path"]]
+    else:
+        if not (p["chart_repo_url"] and p["chart_version"]):
+            module.fail_json(msg="network_operator: listing the chart's CRDs needs network_operator_chart_path, or the chart repository and "
+                                 "version (network_operator_chart_repo_url, network_operator_chart_version). Nothing was changed.")
+        argv = ["show", "crds", p["chart_name"], "--repo", p["chart_repo_url"], "--version", str(p["chart_version"])]
+    return crd_names(list(yaml.safe_load_all(helm.run(*argv, cluster=False))))
+
+
+def _teardown(module, helm):
+    p = module.params
+    # Before anything changes: a chart that cannot be read stops the run with the release still in place.
+    crds = _chart_crds(module, helm) if p["crds"] else []
+    releases = releases_of_chart(helm.json("list", "--all-namespaces", "--all", "--max", "0"), p["chart_name"])
+    found = teardown_plan(releases, p["release_name"], p["namespace"])
+    rel = found["release"]
+    if rel is not None and not module.check_mode:
+        helm.run("uninstall", rel["name"], "-n", rel["namespace"], "--wait")
+    out = {"changed": rel is not None, "releases": releases, "release": rel, "others": found["others"], "crds": crds}
+    if module._diff:
+        out["diff"] = {"before_header": "helm release %s/%s" % (p["namespace"], p["release_name"]),
+                       "after_header": "helm release %s/%s" % (p["namespace"], p["release_name"]),
+                       "before": "%s\n" % (("%s, revision %d, %s" % (rel["chart"], rel["revision"], rel["status"])) if rel else "not installed"),
+                       "after": "not installed\n"}
+    return out
+
+
 def _run(module, helm):
     p = module.params
+    if p["state"] == "absent":
+        return _teardown(module, helm)
     if p["chart_path"]:
         found = _chart_path_version(helm, p["chart_path"])
         if found.lstrip("v") != str(p["chart_version"]).lstrip("v"):
@@ -221,8 +292,11 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(
             chart_name=dict(type="str", default="network-operator"),
-            chart_version=dict(type="str", required=True),
+            chart_version=dict(type="str"),
+            chart_repo_url=dict(type="str"),
             chart_path=dict(type="str"),
+            state=dict(type="str", choices=["present", "absent"], default="present"),
+            crds=dict(type="bool", default=False),
             release_name=dict(type="str", required=True),
             namespace=dict(type="str", required=True),
             values=dict(type="dict", default={}),
@@ -231,6 +305,7 @@ def main():
             kubeconfig=dict(type="raw", no_log=True),
             context=dict(type="str"),
         ),
+        required_if=[("state", "present", ("chart_version",))],
         supports_check_mode=True,
     )
     if not HAS_YAML:

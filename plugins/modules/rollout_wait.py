@@ -25,6 +25,11 @@ description:
     the policies into the state, so C(Succeeded) alone is never taken as synced.
   - A node whose state carries these policies and reports C(syncStatus=Failed) fails the task at once, with
     its C(lastSyncError) and the node's name.
+  - C(check=sriov_drain) (teardown) waits until every node of O(expected) (the P(gpufabric.roce.sriov_drain_plan#filter)
+    filter's result, read before the policies were deleted) has a SriovNetworkNodeState whose C(spec.interfaces) carry no
+    VF group of the deleted policies and whose C(syncStatus) is C(Succeeded), and until each released PF the operator had made VFs on
+    reports none in C(status.interfaces) (VFs made on the host, C(externallyManaged), stay, and the host half of the teardown
+    removes them). A node whose state is gone has nothing left to release.
   - This is an action plugin; the module file only holds the documentation. In check mode it waits for nothing.
 author:
   - gpufabric.roce maintainers (@gpufabric)
@@ -33,7 +38,7 @@ options:
     description: What to wait for.
     type: str
     required: true
-    choices: [nic_cluster_policy, sriov_sync]
+    choices: [nic_cluster_policy, sriov_sync, sriov_drain]
   namespace:
     description: The network-operator namespace (Deployments, SriovNetworkNodeStates).
     type: str
@@ -43,6 +48,8 @@ options:
       - For C(check=sriov_sync), the C(nodes) list returned by the P(gpufabric.roce.sriov_manifests#filter)
         filter, each with C(node_name), C(interfaces) (C(name), C(numVfs), C(mtu)) and C(resources)
         (resource name to VF count). Nodes without C(resources) skip the allocatable check.
+      - For C(check=sriov_drain), the P(gpufabric.roce.sriov_drain_plan#filter) filter's result, with each node's C(node_name),
+        the deleted C(policies) and the C(interfaces) (C(name), C(externallyManaged)) they configured.
     type: list
     elements: dict
     default: []
@@ -90,6 +97,13 @@ EXAMPLES = r"""
     expected: "{{ rendered.nodes }}"
     timeout: 1800
     interval: 20
+
+- name: Wait until the node states no longer carry the deleted policies' VFs (teardown)
+  gpufabric.roce.rollout_wait:
+    check: sriov_drain
+    namespace: nvidia-network-operator
+    expected: "{{ node_states | gpufabric.roce.sriov_drain_plan(['roce-node1', 'roce-node2']) }}"
+    timeout: 1800
 """
 
 RETURN = r"""
@@ -117,7 +131,7 @@ from ansible.module_utils.basic import AnsibleModule
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            check=dict(type="str", required=True, choices=["nic_cluster_policy", "sriov_sync"]),
+            check=dict(type="str", required=True, choices=["nic_cluster_policy", "sriov_sync", "sriov_drain"]),
             namespace=dict(type="str", required=True),
             expected=dict(type="list", elements="dict", default=[]),
             timeout=dict(type="int", default=900),

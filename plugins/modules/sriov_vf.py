@@ -82,9 +82,18 @@ options:
         type: int
   allow_vf_reset:
     description:
-      - Allow changing a non-zero VF count, which destroys and recreates all VFs of the PF.
+      - Allow changing a non-zero VF count, which destroys and recreates all VFs of the PF (also to 0, and V(absent) with VFs present).
     type: bool
     default: false
+  state:
+    description:
+      - V(present) sets O(num_vfs) and O(vfs) (one of them is required).
+      - V(absent) (teardown) removes every VF of the PF (C(sriov_numvfs) to 0; with VFs present this needs
+        O(allow_vf_reset=true), checked before anything changes) and the persisted unit with its C(*.wants) links,
+        whatever O(persist) says. O(num_vfs) (other than 0) and O(vfs) are refused with it.
+    type: str
+    choices: [present, absent]
+    default: present
   persist:
     description:
       - Also install C(/etc/systemd/system/gpufabric-sriov-<pf>.service), a oneshot unit that at boot
@@ -128,6 +137,12 @@ EXAMPLES = r"""
         link_state: enable
     persist: true
 
+- name: Teardown - remove the VFs made on the host and their unit (destroys the VFs)
+  gpufabric.roce.sriov_vf:
+    pf: eni10np1
+    state: absent
+    allow_vf_reset: true
+
 - name: Shrink to 4 VFs (destroys and recreates the VFs)
   gpufabric.roce.sriov_vf:
     pf: eni10np1
@@ -165,7 +180,7 @@ vfs:
        spoofchk: false, link_state: enable, min_tx_rate: 0, max_tx_rate: 0}
 persist:
   description: The persisted unit, its path, whether it changed, whether systemd was running and reloaded.
-  returned: when O(persist=true)
+  returned: when O(persist=true) or O(state=absent)
   type: dict
   sample: {unit: gpufabric-sriov-eni10np1.service, path: /etc/systemd/system/gpufabric-sriov-eni10np1.service,
            changed: true, systemd_running: false, daemon_reload: false}
@@ -188,12 +203,13 @@ def main():
             num_vfs=dict(type='int'),
             vfs=dict(type='list', elements='dict', options=VF_OPTIONS),
             allow_vf_reset=dict(type='bool', default=False),
+            state=dict(type='str', choices=['present', 'absent'], default='present'),
             persist=dict(type='bool', default=False),
             unit_dir=dict(type='path', default='/etc/systemd/system'),
             sysfs_root=dict(type='path', default='/sys'),
         ),
         required_if=[('persist', True, ('num_vfs',))],
-        required_one_of=[('num_vfs', 'vfs')],
+        # num_vfs or vfs with state=present: checked in run(), with the collection's error format
         supports_check_mode=True,
     )
     run_netlink_module(module, run)

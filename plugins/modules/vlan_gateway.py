@@ -56,7 +56,7 @@ options:
     description:
       - Routes through the interface in the main table. When given, the list is exact for the routes this
         module could own - static routes on the interface that are not listed are removed; kernel, RA and
-        DHCP routes are left alone. Omit to leave routes alone.
+        DHCP routes are left alone (with O(purge_routes=false) nothing is removed). Omit to leave routes alone.
     type: list
     elements: dict
     suboptions:
@@ -74,6 +74,15 @@ options:
       metric:
         description: Route metric (priority). Defaults to 0 for IPv4 and 1024 for IPv6, the kernel's defaults.
         type: int
+  purge_routes:
+    description:
+      - With V(true), O(routes) is exact, as described there. With V(false), the listed routes are added or
+        corrected and every other route on the interface is kept, also in the persisted unit; the routes kept
+        are returned as RV(kept_routes).
+      - The roles set V(false) when the run cannot know the whole fabric (an AWX job slice, a fabric plan marked
+        incomplete; see C(docs/awx.md)), so that it never removes a route to a node it cannot see.
+    type: bool
+    default: true
   forwarding:
     description:
       - Sets C(net.ipv4.conf.<name>.forwarding). IPv4 forwards a packet when forwarding is on for the interface
@@ -180,6 +189,12 @@ actions:
   type: list
   elements: str
   sample: [create, up, addr_add 10.255.0.2/30, route_replace 10.255.0.4/30 via 10.255.0.6 metric 0 onlink, sysctl net/ipv4/conf/enp157s0np0.100/forwarding=1]
+kept_routes:
+  description: The routes on the interface that O(routes) does not list and O(purge_routes=false) kept.
+  returned: when O(purge_routes=false) kept a route
+  type: list
+  elements: str
+  sample: [route_kept 10.255.0.8/30 via 10.255.0.10 metric 0 onlink]
 persist:
   description: The persisted unit, its path, whether it changed, whether systemd was running and reloaded.
   returned: when O(persist=true) or O(state=absent)
@@ -210,6 +225,7 @@ def main():
                 onlink=dict(type='bool', default=False),
                 metric=dict(type='int'),
             )),
+            purge_routes=dict(type='bool', default=True),
             forwarding=dict(type='bool'),
             rp_filter=dict(type='int', choices=[0, 1, 2]),
             send_redirects=dict(type='bool'),

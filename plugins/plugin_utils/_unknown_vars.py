@@ -21,7 +21,8 @@ PREFIXES = ('roce_',) + tuple('%s_' % r for r in ROLES)
 SHARED_ROCE_VARS = frozenset((
     'roce_pf', 'roce_sriov_pf', 'roce_num_vfs', 'roce_vfs', 'roce_vf_mode', 'roce_mtu', 'roce_vlan_id',
     'roce_pod_subnet', 'roce_pod_gateway', 'roce_node_name', 'roce_k8s_mode', 'roce_render_dir', 'roce_fabric_name',
-    'roce_serial', 'roce_max_fail_percentage', 'roce_strategy',
+    'roce_serial', 'roce_max_fail_percentage', 'roce_strategy', 'roce_teardown_crds', 'roce_teardown_remove_vfs',
+    'roce_plan', 'roce_plan_out', 'roce_plan_artifact', 'roce_inventory_complete',
     'roce_rails', 'roce_rail_overrides', 'roce_node_index',
 ))
 SHOWN_HOSTS = 3
@@ -106,12 +107,13 @@ def suggestion(name, known):
     near = near_miss(name, known)
     if near:
         return near
-    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
-    if close:
-        return close[0]
-    # A prefix of a known name (roce_vlan -> roce_vlan_id) scores low on length alone.
+    # A prefix of a known name (roce_vlan -> roce_vlan_id) scores low on length alone, and lower than
+    # a same-length name one letter away (roce_plan): the name the user began to write comes first.
     longer = sorted(k for k in known if k.startswith(name + '_'))
-    return longer[0] if len(longer) == 1 else None
+    if len(longer) == 1:
+        return longer[0]
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
+    return close[0] if close else None
 
 
 def warning_lines(unknown, known):

@@ -12,7 +12,7 @@ leaves nothing behind. k8s_crd_schema.py runs this when GPUFABRIC_CRDS_DIR is un
 ../shared/crds does not exist.
 
 The sha256 values are those of the files in ../shared/crds (sriov-network-operator v1.6.0,
-network-operator v26.4.1). The download itself has not been run where it was written (no
+network-operator v26.4.1, and gitops/: Flux and Argo CD at the commits of its SOURCES.md). The download itself has not been run where it was written (no
 internet there); if an upstream path moved, the error names the URL.
 """
 
@@ -64,6 +64,32 @@ PINNED = {
                 ("mellanox.com_macvlannetworks.yaml", "84e2d3258a3e17f330a0e68d78a6fc7cffba5262e82cb5ad5ac416b76b2d4d43"),
                 ("mellanox.com_nicclusterpolicies.yaml", "6e7233dcad83ff1f2f2e14dde7b7bce85129cfd249ec87780f76d67c49fc67df"),
                 ("mellanox.com_nicnodepolicies.yaml", "30f089fb2e0cb818dc94778488e703f0c801763a8174b9e490a720d5eca2c275"),
+            )
+        ],
+    ),
+    # Flux and Argo CD, for the GitOps roots of render mode (../shared/crds/gitops/SOURCES.md): several repositories, so
+    # each path starts with the repository and its commit.
+    "gitops": (
+        "https://raw.githubusercontent.com/",
+        [
+            (name, "%s/%s/%s" % (repo, commit, path), sha)
+            for name, repo, commit, path, sha in (
+                ("helm.toolkit.fluxcd.io_helmreleases.yaml", "fluxcd/helm-controller", "0f61a8607a62be64638f2f912d9487e653960a6e",
+                 "config/crd/bases/helm.toolkit.fluxcd.io_helmreleases.yaml", "aa8638ac68465ceac1f93a617baf5be833c589c51fd78a7384a4a274c252becc"),
+                ("source.toolkit.fluxcd.io_helmrepositories.yaml", "fluxcd/source-controller", "39b711b111fa906c3db0a424e252a5d12e48646d",
+                 "config/crd/bases/source.toolkit.fluxcd.io_helmrepositories.yaml", "0f3c34df4a25c88c7ad7825ada26d696aa53d92ec2c0ca540e1f9a05db247fa9"),
+                ("source.toolkit.fluxcd.io_gitrepositories.yaml", "fluxcd/source-controller", "39b711b111fa906c3db0a424e252a5d12e48646d",
+                 "config/crd/bases/source.toolkit.fluxcd.io_gitrepositories.yaml", "bd0c08183287b2eea0d885751fc686bc4b2b583e919de6bd57859170b8d1727f"),
+                ("kustomize.toolkit.fluxcd.io_kustomizations.yaml", "fluxcd/kustomize-controller", "186fb3b29138ce82ff61ba1a9370b96a3dd598fe",
+                 "config/crd/bases/kustomize.toolkit.fluxcd.io_kustomizations.yaml", "da23ca0e6b4c80d3d26a91583137491e147ef4ef1e2208aece0d0af4ef851974"),
+                ("source.toolkit.fluxcd.io_helmcharts.yaml", "fluxcd/source-controller", "39b711b111fa906c3db0a424e252a5d12e48646d",
+                 "config/crd/bases/source.toolkit.fluxcd.io_helmcharts.yaml", "3e319fc2b5c4aeaf8fa3ca161c253037e2f78177b986a0df3e85ba4853615b05"),
+                ("source.toolkit.fluxcd.io_ocirepositories.yaml", "fluxcd/source-controller", "39b711b111fa906c3db0a424e252a5d12e48646d",
+                 "config/crd/bases/source.toolkit.fluxcd.io_ocirepositories.yaml", "80c7c6e5c8de0764cc83acd4de5c74bea8e51186085304d22cecc5f2eb35500e"),
+                ("application-crd.yaml", "argoproj/argo-cd", "37ee0097cf851bc2dd7665fc081bbce61a7e836e", "manifests/crds/application-crd.yaml",
+                 "9fd0da3e7097ad6d1af614fabd5c960bc7ddb00d768c3ef485a2fda6e9460df8"),
+                ("appproject-crd.yaml", "argoproj/argo-cd", "37ee0097cf851bc2dd7665fc081bbce61a7e836e", "manifests/crds/appproject-crd.yaml",
+                 "ab225266944322750136f1198d93786e4a79a0e43c8d149abfba44da30a3eac8"),
             )
         ],
     ),

@@ -120,7 +120,8 @@ def test_set_stats_summary_reaches_the_job_artifacts(job):
         "sriov_networks": str(render_dir / "sriov-networks"),
     }
     assert sorted(os.path.basename(p) for p in summary["changes"]["network_operator"]) == [
-        "argocd-application.yaml", "flux-helm-release.yaml", "helm-chart.yaml", "helm-values.yaml", "kustomization.yaml",
+        "application.yaml", "helm-chart.yaml", "helm-release.yaml", "helm-values.yaml", "kustomization.yaml", "kustomization.yaml",
+        "kustomization.yaml", "kustomization.yaml", "kustomization.yaml", "kustomizations.yaml", "namespace.yaml", "namespace.yaml",
         "nic-cluster-policy.yaml"]
     assert sorted(os.path.basename(p) for p in summary["changes"]["sriov_networks"]) == [
         "kustomization.yaml", "sriov-network-node-policies.yaml", "sriov-network-pool-configs.yaml", "sriov-networks.yaml"]

@@ -20,7 +20,6 @@ import tarfile
 import pytest
 import yaml
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 VENV_BIN = os.path.dirname(sys.executable)
 
 # Dev-only paths that must not ship (galaxy.yml build_ignore), and what users need that must.
@@ -33,7 +32,7 @@ EXCLUDED = (
 )
 REQUIRED = (
     "galaxy.yml", "README.md", "LICENSE", "meta/runtime.yml", "meta/execution-environment.yml", "meta/ee-requirements.txt",
-    "meta/ee-bindep.txt", "playbooks/site.yml", "inventories/example/hosts.yml", "molecule/k8s_render/molecule.yml",
+    "meta/ee-bindep.txt", "playbooks/site.yml", "playbooks/teardown.yml", "inventories/example/hosts.yml", "molecule/k8s_render/molecule.yml",
     "docs/awx.md", "docs/awx-project/playbooks/site.yml", "docs/awx-project/collections/requirements.yml",
     "execution-environment.yml", "tests/unit/plugins/module_utils/k8s_crd_schema.py", "tests/crds/fetch_upstream_crds.py",
 )
@@ -53,17 +52,14 @@ def _run(cmd, cwd, env, timeout=900):
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory):
+def installed(tmp_path_factory, collection_tarball):
     tmp = tmp_path_factory.mktemp("install")
     collections = tmp / "collections"
     env = _env(collections)
-    _run([os.path.join(VENV_BIN, "ansible-galaxy"), "collection", "build", REPO, "--output-path", str(tmp)], tmp, env)
-    tarballs = sorted(tmp.glob("gpufabric-roce-*.tar.gz"))
-    assert len(tarballs) == 1, tarballs
-    _run([os.path.join(VENV_BIN, "ansible-galaxy"), "collection", "install", "--no-deps", "-p", str(collections), str(tarballs[0])], tmp, env)
+    _run([os.path.join(VENV_BIN, "ansible-galaxy"), "collection", "install", "--no-deps", "-p", str(collections), str(collection_tarball)], tmp, env)
     root = collections / "ansible_collections" / "gpufabric" / "roce"
     assert (root / "MANIFEST.json").is_file()
-    return {"tmp": tmp, "tarball": tarballs[0], "root": root, "env": env}
+    return {"tmp": tmp, "tarball": collection_tarball, "root": root, "env": env}
 
 
 def test_tarball_ships_what_users_need_and_nothing_dev_only(installed):
@@ -175,6 +171,16 @@ def test_site_playbook_renders_from_the_installed_copy(installed):
     assert set(installed["root"].rglob("*")) - before == set()
 
 
+def test_teardown_playbook_runs_from_the_installed_copy(installed):
+    """ansible-playbook gpufabric.roce.teardown resolves like gpufabric.roce.site; in render mode its cluster half says so."""
+    inventory = installed["root"] / "inventories" / "example"
+    proc = subprocess.run([os.path.join(VENV_BIN, "ansible-playbook"), "gpufabric.roce.teardown", "-i", str(inventory), "--tags", "k8s",
+                           "-e", "roce_k8s_mode=render", "-e", "roce_render_dir=%s" % (installed["tmp"] / "render")],
+                          cwd=str(installed["tmp"]), env=installed["env"], capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
+    assert "roce_k8s_mode=render: the teardown does not talk to the cluster" in " ".join(proc.stdout.split())
+
+
 def test_awx_project_wrapper_runs_the_same_playbook(installed):
     """docs/awx-project as AWX would check it out: its playbooks/site.yml imports gpufabric.roce.site."""
     project = installed["tmp"] / "project"
@@ -191,3 +197,6 @@ def test_awx_project_wrapper_runs_the_same_playbook(installed):
     wrapped = tasks(str(project / "playbooks" / "site.yml"))
     assert any("Phase 4" in line for line in wrapped), wrapped
     assert wrapped == tasks("gpufabric.roce.site")
+    rendered = tasks(str(project / "playbooks" / "render.yml"))
+    assert any("no node is touched" in line for line in rendered), rendered
+    assert rendered == tasks("gpufabric.roce.render")

@@ -200,7 +200,6 @@ def test_output_dirs_inside_the_inventory_are_refused_before_phase_1(inv):
     assert no_phase_ran(out)
 
 
-
 @pytest.mark.parametrize("limit", [[], ["--limit", "node1"]], ids=["whole-inventory", "limit-to-a-node"])
 def test_a_bad_drain_pool_limit_is_refused_before_phase_1(inv, limit):
     # Issue 21: 0% is a pool the sriov-network-operator would never drain.
@@ -215,3 +214,25 @@ def test_a_drain_timeout_of_zero_before_a_vf_reset_is_refused_before_phase_1(inv
     append(inv / "host_vars" / "node2.yml", "roce_vf_mode: host\nhost_network_allow_vf_reset: true\nhost_network_drain_timeout: 0\n")
     assert_refused_before_phase_1(inv, ["node2: host_network_drain_timeout=0: must be a positive number of seconds (the drain before a VF reset)",
                                         "or host_network_drain: false to reset the VFs without draining the node"])
+
+
+@pytest.mark.parametrize("knob", ["roce_plan", "roce_plan_out"])
+def test_a_relative_plan_path_is_refused_before_phase_1(inv, knob):
+    assert_refused_before_phase_1(inv, [
+        '%s="plan.json"' % knob,
+        "a plan file must be an absolute path on the controller. Fix: -e roce_plan_out=$PWD/plan.json",
+    ], "--tags", "host_network", "-e", "%s=plan.json" % knob)
+
+
+def test_roce_plan_out_without_a_plan_is_refused(inv, tmp_path):
+    # No node has a pod network (whereabouts IPAM gives the pods their addresses, no node routes): the
+    # validation play makes no plan, so there is nothing to write.
+    append(inv / "group_vars" / "k8s_controller.yml", "sriov_networks_ipam: whereabouts\nsriov_networks_whereabouts_range: 10.200.0.0/16\n")
+    for node in ("node1", "node2"):
+        path = inv / "host_vars" / ("%s.yml" % node)
+        path.write_text("".join(line for line in path.read_text().splitlines(True) if not line.startswith("roce_pod_")))
+    out_file = tmp_path / "plan.json"
+    rc, out = site(inv, "--tags", "never", "-e", "roce_plan_out=%s" % out_file)
+    assert rc != 0, out
+    assert 'node1: roce_plan_out="%s": no fabric plan was made in this run' % out_file in out, out
+    assert not out_file.exists()

@@ -106,7 +106,7 @@ def test_validation_runs_once_per_run_not_once_per_node(tmp_path):
             # Everything the nodes pay for before a change runs once, on the first node, for all of them.
             assert {host for _ev, host, _task in on_nodes} == {"gpu-0001"}, on_nodes
             tasks = [task for _ev, _host, task in on_nodes]
-            assert tasks.count("Plan every node's VLAN gateway (fails on overlapping subnets, stray gateways, VLAN mismatch)") == 1
+            assert tasks.count("Plan the fabric once (fails on overlapping subnets, stray gateways, VLAN mismatch)") == 1
             assert sum("the host roles' argument specs" in t for t in tasks) == 1, tasks
             # The controller's roles are checked by the controller's play; the nodes' copy of that check is skipped, once.
             assert sum("the Kubernetes roles' argument specs" in t for t in tasks) == 1, tasks

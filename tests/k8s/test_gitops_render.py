@@ -1,60 +1,136 @@
 # Copyright: (c) 2026, gpufabric.roce maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Render mode's GitOps output, read by the real kubectl kustomize (v1.36.2, from KUBEBUILDER_ASSETS or
-../shared/envtest): site.yml renders the example inventory, and each kustomization.yaml must build into
-exactly the objects of its directory. Flux and Argo CD publish no schema that can be fetched here; their
-objects' shapes are unit-tested (tests/unit/plugins/module_utils/test_k8s_gitops.py)."""
+"""Render mode's GitOps tree, deployed as it is: site.yml renders the example inventory; the real kubectl kustomize
+(v1.36.2) builds every kustomization.yaml, and the real API server takes the Flux and the Argo CD roots with a
+server-side dry run, with the Flux and Argo CD CRDs (../shared/crds/gitops) and the network-operator and sriov CRDs
+installed. Every Flux and Argo CD object also validates against its CRD schema (k8s_crd_schema.py).
+
+This module has a control plane of its own (module_cluster): the session's must stay without the operator's CRDs until
+test_shared_cluster.py has run its day-one dry run, and the dry run here needs them."""
 
 import os
 import subprocess
 import sys
 
 import yaml
-from k8s_helpers import REPO  # puts lab/k8s on sys.path
+from k8s_helpers import HARDWARE, REPO, chart_path  # puts lab/k8s on sys.path
 
-import controlplane
+sys.path.insert(0, str(REPO / "tests" / "unit" / "plugins" / "module_utils"))
+import k8s_crd_schema  # noqa: E402
+
+CLUSTER_HARDWARE = HARDWARE
 
 
-def test_site_render_writes_kustomizations_that_kubectl_builds(tmp_path):
+def _render(out, *extra):
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build", "collections"), ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"))
     playbook = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
     proc = subprocess.run(  # noqa: S603
-        [
-            playbook,
-            "-i",
-            os.path.join(REPO, "inventories", "example"),
-            os.path.join(REPO, "playbooks", "site.yml"),
-            "--tags",
-            "operator,sriov",
-            "-e",
-            "roce_k8s_mode=render",
-            "-e",
-            "roce_render_dir=%s" % tmp_path,
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-        check=False,
+        [playbook, "-i", os.path.join(REPO, "inventories", "example"), "gpufabric.roce.render", "-e", "roce_render_dir=%s" % out, *extra],
+        capture_output=True, text=True, env=env, timeout=600, check=False,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    kubectl = str(controlplane.resolve_assets() / "kubectl")
-    built = {}
-    for sub in ("network-operator", "sriov-networks"):
-        out = subprocess.run([kubectl, "kustomize", str(tmp_path / sub)], capture_output=True, text=True, timeout=120, check=False)  # noqa: S603
-        assert out.returncode == 0, out.stderr
-        built[sub] = sorted((d["kind"], d["metadata"]["name"]) for d in yaml.safe_load_all(out.stdout) if d)
-    assert built["network-operator"] == [("NicClusterPolicy", "nic-cluster-policy")]
-    assert built["sriov-networks"] == [
-        ("SriovNetwork", "roce-node1"),
-        ("SriovNetwork", "roce-node2"),
-        ("SriovNetworkNodePolicy", "roce-node1"),
-        ("SriovNetworkNodePolicy", "roce-node2"),
+
+
+def _build(cluster, path):
+    out = cluster.run("kubectl", "kustomize", str(path))
+    return [d for d in yaml.safe_load_all(out.stdout) if d]
+
+
+def _prepare(cluster):
+    """The CRDs of Flux, Argo CD, the network-operator and sriov-network-operator (what the chart brings), and the
+    GitOps tools' namespaces. Idempotent: each test of the module may be first."""
+    crd_dir = k8s_crd_schema.crds_dir()
+    for sub in ("gitops", "network-operator-v26.4.1", "sriov-network-operator-v1.6.0"):
+        files = sorted(os.path.join(crd_dir, sub, f) for f in os.listdir(os.path.join(crd_dir, sub))
+                       if f.endswith(".yaml") and f not in ("Chart.yaml", "chart-values.yaml"))
+        cluster.run("kubectl", "apply", "--server-side", *sum((["-f", f] for f in files), []))
+    cluster.run("kubectl", "wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
+    for ns in ("flux-system", "argocd"):
+        proc = cluster.run("kubectl", "create", "namespace", ns, check=False)
+        assert proc.returncode == 0 or "AlreadyExists" in proc.stderr, proc.stderr
+
+
+def _kinds(docs):
+    return sorted((d["kind"], d["metadata"]["name"]) for d in docs)
+
+
+def test_the_rendered_tree_builds_and_the_server_takes_it(module_cluster, tmp_path):
+    cluster = module_cluster
+    out = tmp_path / "render-out"
+    _render(out)
+    assert _kinds(_build(cluster, out / "network-operator")) == [("NicClusterPolicy", "nic-cluster-policy")]
+    assert _kinds(_build(cluster, out / "sriov-networks")) == [
+        ("SriovNetwork", "roce-node1"), ("SriovNetwork", "roce-node2"),
+        ("SriovNetworkNodePolicy", "roce-node1"), ("SriovNetworkNodePolicy", "roce-node2"),
         ("SriovNetworkPoolConfig", "roce-pool"),
     ]
-    flux = list(yaml.safe_load_all((tmp_path / "network-operator" / "flux-helm-release.yaml").read_text()))
-    assert [d["kind"] for d in flux] == ["HelmRepository", "HelmRelease"]
-    values = yaml.safe_load((tmp_path / "network-operator" / "helm-values.yaml").read_text())
-    assert flux[1]["spec"]["values"] == values
-    app = yaml.safe_load((tmp_path / "network-operator" / "argocd-application.yaml").read_text())
+    values = yaml.safe_load((out / "network-operator" / "helm-values.yaml").read_text())
+
+    # Flux: the chart's Kustomization first (wait), the custom resources' ones depend on it.
+    flux = _build(cluster, out / "flux")
+    assert sorted((k["metadata"]["name"], k["spec"]["path"], k["spec"].get("dependsOn") or []) for k in flux) == [
+        ("network-operator", "./render-out/network-operator", [{"name": "network-operator-chart"}]),
+        ("network-operator-chart", "./render-out/flux/release", []),
+        ("sriov-networks", "./render-out/sriov-networks", [{"name": "network-operator-chart"}]),
+    ]
+    release = _build(cluster, out / "flux" / "release")
+    assert _kinds(release) == [("HelmRelease", "network-operator"), ("HelmRepository", "network-operator"), ("Namespace", "nvidia-network-operator")]
+    ns = next(d for d in release if d["kind"] == "Namespace")
+    # The labels apply mode sets, from the one place they are defined.
+    with open(REPO / "roles" / "network_operator" / "vars" / "main.yml") as f:
+        assert ns["metadata"]["labels"] == yaml.safe_load(f)["__network_operator_namespace_labels"]
+    helm_release = next(d for d in release if d["kind"] == "HelmRelease")
+    assert helm_release["spec"]["values"] == values and helm_release["spec"]["install"]["createNamespace"] is False
+
+    # Argo CD: Namespace (wave -1), the chart's Application (0), every custom resource (1, no dry run before its CRD).
+    argo = _build(cluster, out / "argocd")
+    waves = {(d["kind"], d["metadata"]["name"]): d["metadata"]["annotations"] for d in argo}
+    assert waves.pop(("Namespace", "nvidia-network-operator")) == {"argocd.argoproj.io/sync-wave": "-1"}
+    app = argo[[d["kind"] for d in argo].index("Application")]
+    assert waves.pop(("Application", "network-operator")) == {"argocd.argoproj.io/sync-wave": "0"}
     assert app["spec"]["source"]["helm"]["valuesObject"] == values
+    assert sorted(waves) == [("NicClusterPolicy", "nic-cluster-policy"), ("SriovNetwork", "roce-node1"), ("SriovNetwork", "roce-node2"),
+                             ("SriovNetworkNodePolicy", "roce-node1"), ("SriovNetworkNodePolicy", "roce-node2"),
+                             ("SriovNetworkPoolConfig", "roce-pool")]
+    assert all(a == {"argocd.argoproj.io/sync-wave": "1", "argocd.argoproj.io/sync-options": "SkipDryRunOnMissingResource=true"}
+               for a in waves.values())
+
+    # Every Flux and Argo CD object against its CRD schema.
+    crds = k8s_crd_schema.load_crds()
+    gitops = [d for d in flux + release + argo if d["apiVersion"].startswith(("kustomize.toolkit", "helm.toolkit", "source.toolkit", "argoproj.io"))]
+    assert len(gitops) == 6
+    assert [p for d in gitops for p in k8s_crd_schema.validate_object(d, crds)] == []
+
+    # The real API server (the CRDs and the GitOps tools' namespaces in place), each root with a server-side dry run
+    # (strict field validation).
+    _prepare(cluster)
+    for root in ("flux", "flux/release"):
+        proc = cluster.run("kubectl", "apply", "--dry-run=server", "--validate=strict", "-k", str(out / root), check=False)
+        assert proc.returncode == 0, "%s: %s%s" % (root, proc.stdout, proc.stderr)
+    # The Argo root once its Namespace exists (the wave before the resources): every custom resource is taken as well.
+    cluster.run("kubectl", "apply", "-f", str(out / "argocd" / "namespace.yaml"))
+    proc = cluster.run("kubectl", "apply", "--dry-run=server", "--validate=strict", "-k", str(out / "argocd"), check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.count("(server dry run)") == len(argo), proc.stdout
+
+
+def test_a_local_chart_is_rendered_into_the_tree_without_the_nvidia_repository(module_cluster, tmp_path):
+    chart = chart_path()
+    out = tmp_path / "render-out"
+    _render(out, "-e", "network_operator_chart_path=%s" % chart, "-e",
+            '{"network_operator_gitops": {"argocd_repo_url": "https://git.example.com/gitops.git"}}')
+    helm = yaml.safe_load((out / "network-operator" / "helm-chart.yaml").read_text())
+    assert helm["helm_command"].startswith("helm upgrade --install network-operator %s " % chart)
+    assert "helm.ngc.nvidia.com" not in helm["helm_command"]
+    assert (out / "charts" / "network-operator" / "Chart.yaml").is_file()
+    release = _build(module_cluster, out / "flux" / "release")
+    hr = next(d for d in release if d["kind"] == "HelmRelease")
+    assert hr["spec"]["chart"]["spec"]["chart"] == "./render-out/charts/network-operator"
+    assert not [d for d in release if d["kind"] == "HelmRepository"]
+    app = next(d for d in _build(module_cluster, out / "argocd") if d["kind"] == "Application")
+    assert app["spec"]["source"]["path"] == "./render-out/charts/network-operator"
+    _prepare(module_cluster)
+    module_cluster.run("kubectl", "apply", "-f", str(out / "argocd" / "namespace.yaml"))
+    for root in ("flux/release", "argocd"):
+        proc = module_cluster.run("kubectl", "apply", "--dry-run=server", "--validate=strict", "-k", str(out / root), check=False)
+        assert proc.returncode == 0, "%s: %s%s" % (root, proc.stdout, proc.stderr)

@@ -81,3 +81,14 @@ def test_example_project_imports_the_collection_playbook():
         plays = yaml.safe_load(f)
     assert [p.get("ansible.builtin.import_playbook") for p in plays] == ["gpufabric.roce.site"]
     assert os.path.isfile(os.path.join(REPO, "playbooks", "site.yml"))
+
+
+def test_example_project_has_the_render_only_playbook(doc):
+    text, _tokens = doc
+    with open(os.path.join(REPO, "docs", "awx-project", "playbooks", "render.yml")) as f:
+        plays = yaml.safe_load(f)
+    assert [p.get("ansible.builtin.import_playbook") for p in plays] == ["gpufabric.roce.render"]
+    assert os.path.isfile(os.path.join(REPO, "playbooks", "render.yml"))
+    # The render job template uses it; the rollout survey no longer offers render mode (it ran the node phases).
+    assert "| Playbook | `playbooks/render.yml` |" in text
+    assert "`roce_k8s_mode` | multiple choice" not in text

@@ -334,3 +334,53 @@ def test_persist_unit_links_into_the_wantedby_of_its_text(tmp_path):
     gone = persist_unit(name, None, 'absent', False, unit_dir=unit_dir)
     assert gone['changed'] is True
     assert not os.listdir(str(tmp_path / ('%s.wants' % dev)))
+
+
+# --- teardown: state=absent ----------------------------------------------------
+
+def _absent(**kw):
+    return dict({'pf': 'eni10np1', 'state': 'absent', 'allow_vf_reset': True, 'persist': False, 'num_vfs': None, 'vfs': None}, **kw)
+
+
+def test_absent_without_consent_is_refused_before_any_change(nds_tree, tmp_path):
+    ipr = FakeIPRoute({i: dict(sv.NEW_VF) for i in range(8)})
+    calls = []
+    with pytest.raises(GpufabricError) as err:
+        sv.run(HOST, _absent(allow_vf_reset=False), ipr, False, fs=Sysfs(str(nds_tree)), persist_fn=lambda *a: calls.append(a))
+    assert str(err.value) == ('node1: num_vfs=0: removing the 8 VFs of PF eni10np1 destroys them (pods using them lose their interfaces); '
+                              'nothing was changed. Fix: set allow_vf_reset: true to accept the removal '
+                              '(the teardown playbook: -e roce_teardown_remove_vfs=true)')
+    assert (nds_tree / 'devices' / 'netdevsim10' / 'sriov_numvfs').read_text() == '8\n' and calls == [] and ipr.sets == []
+
+
+def test_absent_check_apply_idempotent_and_removes_the_unit(nds_tree, tmp_path):
+    unit_dir = tmp_path / 'units'
+    persist_unit('gpufabric-sriov-eni10np1.service', '[Install]\nWantedBy=sys-subsystem-net-devices-eni10np1.device\n', 'present', False,
+                 unit_dir=str(unit_dir))
+
+    def persist_fn(name, content, state='present', check=False):
+        return persist_unit(name, content, state, check, unit_dir=str(unit_dir))
+
+    numvfs = nds_tree / 'devices' / 'netdevsim10' / 'sriov_numvfs'
+    ipr = FakeIPRoute({i: dict(sv.NEW_VF) for i in range(8)})
+    check = sv.run(HOST, _absent(), ipr, True, fs=Sysfs(str(nds_tree)), persist_fn=lambda n, c, s: persist_fn(n, c, s, True))
+    assert check['changed'] is True and check['num_vfs'] == 0 and check['vf_reset'] is True
+    assert numvfs.read_text() == '8\n' and (unit_dir / 'gpufabric-sriov-eni10np1.service').exists()
+    done = sv.run(HOST, _absent(), ipr, False, fs=Sysfs(str(nds_tree)), persist_fn=persist_fn)
+    assert done['changed'] is True and numvfs.read_text() == '0\n'
+    assert done['persist']['changed'] is True and not list(unit_dir.rglob('gpufabric-sriov-eni10np1.service'))
+    again = sv.run(HOST, _absent(allow_vf_reset=False), ipr, False, fs=Sysfs(str(nds_tree)), persist_fn=persist_fn)
+    assert again['changed'] is False  # no VFs left: no consent needed, nothing to do
+
+
+@pytest.mark.parametrize('params, field', [({'num_vfs': 4}, 'num_vfs'), ({'vfs': [vf(1, trust=True)]}, 'vfs')])
+def test_absent_refuses_a_count_or_settings(nds_tree, params, field):
+    with pytest.raises(GpufabricError) as err:
+        sv.run(HOST, _absent(**params), FakeIPRoute({}), False, fs=Sysfs(str(nds_tree)))
+    assert err.value.field == field and 'state=absent removes every VF of the PF' in str(err.value)
+
+
+def test_present_needs_a_count_or_settings(nds_tree):
+    with pytest.raises(GpufabricError) as err:
+        sv.run(HOST, dict(PARAMS, num_vfs=None, vfs=None), FakeIPRoute({}), False, fs=Sysfs(str(nds_tree)))
+    assert 'neither num_vfs nor vfs is given' in str(err.value)

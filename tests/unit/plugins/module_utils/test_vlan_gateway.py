@@ -232,3 +232,33 @@ def test_render_unit_of_a_legit_name_is_unchanged_by_quoting():
     assert 'ExecStart=-/sbin/ip link add link enp157s0np0 name vlan-100_a.b type vlan id 100' in text
     assert "ExecStart=/bin/sh -c 'echo 1 > /proc/sys/net/ipv4/conf/vlan-100_a.b/forwarding'" in text
     assert "ExecStart=/bin/sh -c 'echo 2 > /proc/sys/net/ipv4/conf/vlan-100_a.b/rp_filter'" in text
+
+
+def _kept_run(monkeypatch, purge, persisted):
+    current = link(routes=[{'dst': '10.255.0.4/30', 'via': '10.255.0.6', 'onlink': True, 'metric': 0},
+                           {'dst': '10.255.0.8/30', 'via': '10.255.0.10', 'onlink': True, 'metric': 0}])
+    monkeypatch.setattr(vg, 'read_state', lambda ipr, pf, name: {'pf': PF, 'link': current})
+    monkeypatch.setattr(vg, 'read_sysctls', lambda fs, paths, name, exists: {p: 1 for p in paths})
+
+    def persist(unit, content, state):
+        persisted.append(content)
+    return vg.run(HOST, params(purge_routes=purge, persist=True), object(), True,
+                  fs=Sysfs('/nonexistent', '/nonexistent'), persist_fn=persist)
+
+
+def test_purge_routes_false_removes_no_route_and_persists_the_kept_ones(monkeypatch):
+    # The route to 10.255.0.8/30 belongs to a node this run cannot see (another AWX slice).
+    persisted = []
+    result = _kept_run(monkeypatch, False, persisted)
+    assert not any(a.startswith('route_del') for a in result['actions'])
+    assert result['kept_routes'] == ['route_kept 10.255.0.8/30 via 10.255.0.10 metric 0 onlink']
+    assert [r['dst'] for r in result['diff']['after']['routes']] == ['10.255.0.4/30', '10.255.0.8/30']
+    assert 'ip route replace 10.255.0.8/30 via 10.255.0.10 dev enp157s0np0.100 proto static metric 0 onlink' in persisted[0]
+
+
+def test_purge_routes_true_removes_the_unlisted_route(monkeypatch):
+    persisted = []
+    result = _kept_run(monkeypatch, True, persisted)
+    assert 'route_del 10.255.0.8/30 via 10.255.0.10 metric 0 onlink' in result['actions']
+    assert 'kept_routes' not in result
+    assert '10.255.0.8/30' not in persisted[0]

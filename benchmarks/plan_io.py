@@ -1,0 +1,100 @@
+#!/usr/bin/env python
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The fabric plan's own cost, in-process (no Ansible around it): for N nodes x R rails, the time to validate
+the fabric and build the plan, write it as JSON (what roce_plan_out writes), read it back and check it against
+the run's nodes (what roce_plan does), the size of the file, the peak memory of this process, and the time of
+one node's slice (its gateways and routes), averaged over a sample of nodes.
+
+    .venv/bin/python benchmarks/plan_io.py --nodes 1000,10000 --rails 8
+
+Rails as in inventories/example-multirail, each with a /12 pool and a /26 per node (a /16 holds only 1,024).
+Not a test: the machine is shared; the load average is printed with every figure.
+"""
+
+import argparse
+import json
+import os
+import resource
+import sys
+import tempfile
+import time
+
+REPO = os.path.realpath(os.path.join(os.path.dirname(os.path.realpath(__file__)), ".."))
+sys.path.insert(0, os.path.join(REPO, ".build", "collections"))
+
+from ansible_collections.gpufabric.roce.plugins.module_utils import _fabric_plan as fp  # noqa: E402
+from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import fabric_table  # noqa: E402
+
+PFS = ("enp12s0np0", "enp18s0np0", "enp75s0np0", "enp84s0np0", "enp141s0np0", "enp148s0np0", "enp186s0np0", "enp193s0np0")
+
+
+def hostvars(nodes, rails):
+    plan = [{"name": "rail%d" % r, "pf": PFS[r], "vlan": 101 + r, "subnet_pool": "10.%d.0.0/12" % (16 * r), "subnet_prefix": 26}
+            for r in range(rails)]
+    return {"gpu-%05d" % i: {"roce_rails": plan, "roce_node_index": i} for i in range(nodes)}
+
+
+CPU = []
+
+
+def timed(fn):
+    """fn() and its wall seconds; its CPU seconds are appended to CPU (the machine is shared: wall time
+    includes waiting for a core, CPU time does not)."""
+    start, cpu = time.monotonic(), time.process_time()
+    out = fn()
+    CPU.append(time.process_time() - cpu)
+    return out, time.monotonic() - start
+
+
+def measure(nodes, rails, sample):
+    del CPU[:]
+    hv = hostvars(nodes, rails)
+    names = list(hv)
+    load = os.getloadavg()[0]
+    plan, t_plan = timed(lambda: fp.build_plan(fabric_table(hv, names), True))
+    path = os.path.join(tempfile.mkdtemp(prefix="gpufabric-plan-"), "plan.json")
+
+    def write():
+        with open(path, "w") as fh:
+            fh.write(fp.dumps(plan))
+
+    _none, t_write = timed(write)
+
+    def read():
+        with open(path) as fh:
+            return fp.check_plan(json.load(fh), names[: max(1, nodes // 10)], path)  # a slice of 10 %
+
+    read_plan, t_read = timed(read)
+    step = max(1, nodes // sample)
+    picked = names[::step][:sample]
+    slices, t_slices = timed(lambda: [fp.node_slice(read_plan, h) for h in picked])
+    routes = sum(len(r["routes"]) for r in slices[0]["rails"])
+    size = os.path.getsize(path)
+    os.remove(path)
+    cpu = [round(c, 2) for c in CPU]
+    return {"cpu": cpu, "nodes": nodes, "rails": rails, "plan_s": round(t_plan, 2), "write_s": round(t_write, 2), "read_s": round(t_read, 2),
+            "bytes": size, "node_slice_ms": round(1000 * t_slices / len(picked), 1), "routes_per_node": routes,
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1), "load": round(load, 1)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
+    ap.add_argument("--nodes", default="1000,10000")
+    ap.add_argument("--rails", type=int, default=8)
+    ap.add_argument("--sample", type=int, default=20, help="nodes whose slice is timed")
+    args = ap.parse_args()
+    print("Wall seconds (CPU seconds of this process in brackets).\n")
+    print("| nodes x rails | validate + build plan | write JSON | read + check | plan size | one node's slice | routes per node | peak RSS | load |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for n in (int(x) for x in args.nodes.split(",")):
+        r = measure(n, args.rails, args.sample)
+        c = r["cpu"]
+        print("| %d x %d | %.2f s (%.2f) | %.2f s (%.2f) | %.2f s (%.2f) | %.1f MB | %.1f ms (%.1f) | %d | %.0f MB | %.1f |" % (
+            r["nodes"], r["rails"], r["plan_s"], c[0], r["write_s"], c[1], r["read_s"], c[2], r["bytes"] / 1e6, r["node_slice_ms"],
+            1000 * c[3] / min(args.sample, r["nodes"]), r["routes_per_node"], r["peak_rss_mb"], r["load"]), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,47 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters over the fabric plan (module_utils/_fabric_plan.py; docs/awx.md, "One fabric plan")."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type  # noqa: UP001
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpufabric.roce.plugins.filter.pod_network import _view
+from ansible_collections.gpufabric.roce.plugins.module_utils import _fabric_plan as fp
+from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import _plain
+from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import fabric_table
+
+
+def fabric_plan(hostvars, nodes=None, complete=None, awx_job_id=None):
+    try:
+        return fp.build_plan(fabric_table(_view(hostvars), nodes), fp.plan_complete(complete, awx_job_id))
+    except GpufabricError as exc:
+        raise AnsibleFilterError(str(exc)) from exc
+
+
+def fabric_plan_read(data, run_hosts, source='roce_plan'):
+    try:
+        return fp.check_plan(_plain(data), list(run_hosts or []), '%s' % source)
+    except GpufabricError as exc:
+        raise AnsibleFilterError(str(exc)) from exc
+
+
+def fabric_plan_node(data, host):
+    try:
+        return fp.node_slice(data, host)
+    except GpufabricError as exc:
+        raise AnsibleFilterError(str(exc)) from exc
+
+
+def fabric_plan_json(data):
+    return fp.dumps(_plain(data))
+
+
+class FilterModule(object):
+    def filters(self):
+        return {'fabric_plan': fabric_plan, 'fabric_plan_read': fabric_plan_read, 'fabric_plan_node': fabric_plan_node,
+                'fabric_plan_json': fabric_plan_json}

@@ -1,0 +1,126 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The fabric plan: the whole cluster's pod network, validated once, as one JSON document.
+
+A plan wraps the validated table of ``_pod_network.fabric_table`` (per node, or per node and rail: PF, VLAN,
+MTU, subnet, gateway; per rail also the VF count, the PF whose VFs are made and the per-VF settings) with:
+
+- ``complete``: whether the run that computed it saw the whole fabric. Only a complete plan lets a node's
+  gateway remove routes its plan does not list (``purge_routes``); an incomplete one only adds routes.
+- ``nodes`` and ``fingerprint``: the node count and the sha256 of the table, so that a run reading the
+  plan can name the plan it read.
+
+A node's slice (``node_slice``) is its gateways with their routes, derived from the table: routes are
+kept by reference (each rail's subnets and gateways once), not inline, because N nodes x N routes is
+800 million entries at 10,000 nodes x 8 rails. The derivation is the one the unsliced run makes, so a
+run that reads the plan gives every node the same gateway arguments as the run that wrote it.
+
+Who is complete (``plan_complete``): a run reading ``hostvars`` sees every inventory host whatever
+``--limit`` says, so its plan is complete, unless the inventory itself was cut: an AWX job slice gets only
+every Nth host and nothing in the job says so (AWX sets no slice variable; see docs/awx.md). Under AWX
+(``awx_job_id`` or ``tower_job_id`` set) a plan computed in the job is therefore incomplete unless the job
+declares ``roce_inventory_complete: true``; anywhere, ``roce_inventory_complete`` decides when given.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type  # noqa: UP001
+
+import hashlib
+import json
+
+from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError
+from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import gateway_args_list, is_fabric_table
+
+PLAN_KIND = 'gpufabric.roce/fabric-plan'
+PLAN_VERSION = 1
+PLAN_FIX = ('write the plan again with this collection: ansible-playbook -i <the whole inventory> playbooks/site.yml '
+            '--tags never -e roce_plan_out=<file> -e roce_inventory_complete=true')
+
+
+def plan_complete(declared=None, awx_job_id=None):
+    """Whether a run computing its plan from its own inventory sees the whole fabric (see the module doc)."""
+    if declared is not None and declared != '':
+        return _bool(declared)
+    return awx_job_id in (None, '')
+
+
+def _bool(value):
+    if isinstance(value, bool):
+        return value
+    text = ('%s' % value).strip().lower()
+    if text in ('true', 'yes', 'on', '1'):
+        return True
+    if text in ('false', 'no', 'off', '0'):
+        return False
+    raise GpufabricError('all roce_nodes', 'roce_inventory_complete', value, 'is not a boolean',
+                         'set roce_inventory_complete to true (the inventory has every node of the fabric) or false')
+
+
+def fingerprint(table):
+    # Sorted keys: a plan passed through AWX's artifacts may come back with its mappings reordered.
+    return hashlib.sha256(json.dumps(table, sort_keys=True, separators=(',', ':')).encode('utf-8')).hexdigest()
+
+
+def build_plan(table, complete):
+    """The plan of a validated ``fabric_table``."""
+    return {
+        'kind': PLAN_KIND,
+        'version': PLAN_VERSION,
+        'complete': bool(complete),
+        'nodes': len(table['nodes']),
+        # The nodes' order is the routes' order; kept as a list, which no JSON store reorders.
+        'order': list(table['nodes']),
+        'fingerprint': fingerprint(table),
+        'fabric': table,
+    }
+
+
+def dumps(plan):
+    """The plan as JSON text. Key order is kept (not sorted): the nodes' order is the routes' order."""
+    return json.dumps(plan, separators=(',', ':')) + '\n'
+
+
+def is_plan(data):
+    return isinstance(data, dict) and data.get('kind') == PLAN_KIND
+
+
+def check_plan(data, run_hosts, source='roce_plan'):
+    """``data`` as a plan this run can use: its kind and version known, its table intact, and every host
+    of ``run_hosts`` (the roce_nodes of this run) in it. Nodes of the plan absent from the run are fine."""
+    if not is_plan(data):
+        kind = data.get('kind') if isinstance(data, dict) else type(data).__name__
+        raise GpufabricError('all roce_nodes', 'roce_plan', source, 'is not a fabric plan (kind %r, expected %r)' % (kind, PLAN_KIND),
+                             'give roce_plan the path of a file written by roce_plan_out, or the plan itself (the roce_plan '
+                             'artifact of the planning job); %s' % PLAN_FIX)
+    if data.get('version') != PLAN_VERSION:
+        raise GpufabricError('all roce_nodes', 'roce_plan', source, 'has plan version %r; this collection reads version %d'
+                             % (data.get('version'), PLAN_VERSION), PLAN_FIX)
+    table = data.get('fabric')
+    if not is_fabric_table(table) or data.get('fingerprint') != fingerprint(table):
+        raise GpufabricError('all roce_nodes', 'roce_plan', source, 'is damaged: its fabric does not match its fingerprint '
+                             '(edited by hand or truncated)', PLAN_FIX)
+    order = data.get('order')
+    if not isinstance(order, list) or sorted(order) != sorted(table['nodes']):
+        raise GpufabricError('all roce_nodes', 'roce_plan', source, 'is damaged: its node order does not list its nodes', PLAN_FIX)
+    if list(table['nodes']) != order:
+        table = dict(table, nodes={n: table['nodes'][n] for n in order})
+        data = dict(data, fabric=table)
+    missing = [h for h in run_hosts if h not in table['nodes']]
+    if missing:
+        shown = ', '.join(missing[:10]) + (' (and %d more)' % (len(missing) - 10) if len(missing) > 10 else '')
+        raise GpufabricError(missing[0], 'roce_plan', source, 'has no entry for %s of this run (the plan has %d nodes)'
+                             % (shown, len(table['nodes'])),
+                             'plan again from an inventory that has these nodes, or remove them from this run (--limit); '
+                             + PLAN_FIX)
+    return data
+
+
+def node_slice(data, host):
+    """What ``host``'s host phases read: its gateways (one per rail, with their routes and VF settings) and
+    whether its gateways may remove routes they do not list. A bare ``fabric_table`` (the role's input before
+    plans existed) is read as complete, as it was then."""
+    if is_plan(data):
+        return {'rails': gateway_args_list(data['fabric'], host), 'purge_routes': bool(data['complete'])}
+    return {'rails': gateway_args_list(data, host), 'purge_routes': True}

@@ -1,0 +1,138 @@
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""site.yml under AWX job slicing, through ansible-runner with private data dirs built as AWX builds them
+(_awx_slice.py: the inventory imported with ansible-inventory --list --export, cut by get_script_data's
+rules, written as AWX's inventory script; AWX's meta extra vars).
+
+The host phase (host_network, --check) runs on the nodes with the local connection (an extra var: the
+test's stand-in for SSH). Their PFs do not exist here, so vlan_gateway reads netlink, finds no PF and
+fails each rail, and its failed result carries the arguments it was called with: what vlan_gateway
+would be asked to do on a real node, compared between runs.
+
+- A slice without the plan sees only its own nodes (node1 of inventories/example: routes [] ) and
+  must not remove a route: vlan_gateway is called with purge_routes=false (tests/unit: that keeps them).
+- A slice that reads the plan written by an unsliced planning job gives every node the same gateway
+  arguments as the unsliced run, byte for byte, routes purged.
+"""
+
+import json
+import os
+import sys
+
+import ansible_runner
+import pytest
+import yaml
+from _awx_slice import import_inventory, private_data_dir
+from _runner import REPO, SITE, copy_inventory, site
+
+GATEWAY_TASK = "VLAN gateway of each rail"
+STAND_IN = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
+
+
+def gateway_calls(result):
+    """{host: [module_args of vlan_gateway, per rail]} from the failed gateway tasks of the run."""
+    calls = {}
+    for e in result.events:
+        if e.get("event") != "runner_on_failed" or not e["event_data"].get("task", "").startswith(GATEWAY_TASK):
+            continue
+        res = e["event_data"]["res"]
+        items = res.get("results", [res])
+        calls[e["event_data"]["host"]] = [i["invocation"]["module_args"] for i in items]
+    return calls
+
+
+def run_job(pdd, **kw):
+    result = ansible_runner.run(private_data_dir=str(pdd), playbook=SITE, quiet=True, **kw)
+    assert "Traceback" not in result.stdout.read()
+    return result
+
+
+def multirail_inventory(path, nodes=20, rails=2):
+    """inventories/example's group_vars with the first ``rails`` rails of inventories/example-multirail."""
+    os.makedirs(os.path.join(path, "group_vars"))
+    os.makedirs(os.path.join(path, "host_vars"))
+    with open(os.path.join(REPO, "inventories", "example-multirail", "group_vars", "roce_nodes.yml")) as fh:
+        plan = [line for line in fh if line.startswith("  - {name: rail")]
+    with open(os.path.join(path, "group_vars", "roce_nodes.yml"), "w") as fh:
+        fh.write("---\nroce_vf_mode: operator\nroce_rails:\n" + "".join(plan[:rails]))
+    names = ["gpu-%04d" % i for i in range(1, nodes + 1)]
+    for i, name in enumerate(names):
+        with open(os.path.join(path, "host_vars", name + ".yml"), "w") as fh:
+            fh.write("---\nroce_node_name: %s\nroce_node_index: %d\n" % (name, i))
+    hosts = {"all": {"children": {"roce_nodes": {"hosts": dict.fromkeys(names)},
+                                  "k8s_controller": {"hosts": {"localhost": {"ansible_connection": "local"}}}}}}
+    with open(os.path.join(path, "hosts.yml"), "w") as fh:
+        fh.write(yaml.safe_dump(hosts))
+    return path
+
+
+def rollout(tmp_path, inventory, slices):
+    """The reference (unsliced), the planning job, the slices reading the plan, the slices without it."""
+    exported = import_inventory(inventory)
+    base = {"roce_k8s_mode": "render", "roce_render_dir": str(tmp_path / "render")}
+    # An unsliced AWX job declares its inventory whole; without that, an AWX job plans as a possible slice.
+    whole = dict(base, **STAND_IN, roce_inventory_complete=True)
+    ref_pdd, _data = private_data_dir(tmp_path / "ref", exported, whole)
+    reference = gateway_calls(run_job(ref_pdd, tags="host_network", cmdline="--check"))
+
+    plan_file = tmp_path / "plan.json"
+    plan_pdd, _data = private_data_dir(tmp_path / "plan", exported, dict(whole, roce_plan_out=str(plan_file)))
+    assert run_job(plan_pdd, tags="never").status == "successful"
+
+    with_plan, without_plan, sliced_nodes = {}, {}, []
+    for n in range(1, slices + 1):
+        pdd, data = private_data_dir(tmp_path / ("slice%d" % n), exported, dict(base, **STAND_IN, roce_plan=str(plan_file)),
+                                     slice_number=n, slice_count=slices, workflow_job_id=7)
+        sliced_nodes.append(data.get("roce_nodes", {}).get("hosts", []))
+        with_plan.update(gateway_calls(run_job(pdd, tags="host_network", cmdline="--check")))
+        pdd, _data = private_data_dir(tmp_path / ("bare%d" % n), exported, dict(base, **STAND_IN),
+                                  slice_number=n, slice_count=slices, workflow_job_id=7)
+        without_plan.update(gateway_calls(run_job(pdd, tags="host_network", cmdline="--check")))
+    return reference, with_plan, without_plan, sliced_nodes
+
+
+@pytest.mark.parametrize("inventory,slices,rails", [
+    (os.path.join(REPO, "inventories", "example"), 2, 1),
+    (None, 3, 2),
+], ids=["example-2-slices", "20-nodes-2-rails-3-slices"])
+def test_slices_read_the_plan_and_never_remove_routes_without_it(tmp_path, inventory, slices, rails):
+    inventory = inventory or multirail_inventory(str(tmp_path / "inv"))
+    reference, with_plan, without_plan, sliced_nodes = rollout(tmp_path, inventory, slices)
+    nodes = sorted(reference)
+    # Every node was in exactly one slice, and each slice saw only its own nodes.
+    assert sorted(h for s in sliced_nodes for h in s) == nodes and all(len(s) < len(nodes) for s in sliced_nodes)
+    assert all(len(calls) == rails for calls in reference.values())
+    assert all(c["purge_routes"] is True and len(c["routes"]) == len(nodes) - 1 for calls in reference.values() for c in calls)
+
+    # With the plan: byte for byte the unsliced run's gateway arguments, routes purged as there.
+    assert sorted(with_plan) == nodes
+    for host in nodes:
+        assert json.dumps(with_plan[host], sort_keys=True) == json.dumps(reference[host], sort_keys=True), host
+
+    # Without it: each slice knows only its own nodes' subnets, so it must not remove the others' routes.
+    assert sorted(without_plan) == nodes
+    for host in nodes:
+        for call, ref in zip(without_plan[host], reference[host]):
+            assert call["purge_routes"] is False, host
+            assert len(call["routes"]) < len(ref["routes"])  # the defect's precondition: the slice cannot know them
+            assert [r for r in call["routes"] if r not in ref["routes"]] == []
+
+
+def test_a_node_of_the_run_absent_from_the_plan_is_refused(tmp_path):
+    # A plan of node2 alone (as from a rack inventory); the slice with node1 reads it.
+    rack = copy_inventory("example", tmp_path / "rack")
+    hosts = yaml.safe_load((rack / "hosts.yml").read_text())
+    del hosts["all"]["children"]["roce_nodes"]["hosts"]["node1"]
+    (rack / "hosts.yml").write_text(yaml.safe_dump(hosts))
+    plan_file = tmp_path / "plan.json"
+    rc, out = site(rack, "--tags", "never", "-e", "roce_plan_out=%s" % plan_file)
+    assert rc == 0, out
+    exported = import_inventory(os.path.join(REPO, "inventories", "example"))
+    pdd, data = private_data_dir(tmp_path / "slice2", exported, dict({"roce_k8s_mode": "render", "roce_plan": str(plan_file)}, **STAND_IN),
+                                 slice_number=2, slice_count=2, workflow_job_id=7)
+    assert data["roce_nodes"]["hosts"] == ["node1"]
+    result = run_job(pdd, tags="host_network", cmdline="--check")
+    assert result.status == "failed"
+    msgs = [str(e["event_data"]["res"].get("msg", "")) for e in result.events if e.get("event") == "runner_on_failed"]
+    assert any('node1: roce_plan="%s": has no entry for node1 of this run (the plan has 1 nodes)' % plan_file in m for m in msgs), msgs
+    assert not gateway_calls(result)

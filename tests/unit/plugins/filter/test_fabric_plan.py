@@ -1,0 +1,94 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The fabric plan: computed once, JSON round trip, each node's slice, who may purge routes, refusals."""
+
+import json
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpufabric.roce.plugins.filter.fabric_plan import FilterModule
+from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import fabric_table, gateway_args_list
+
+F = FilterModule().filters()
+RAILS = [
+    {"name": "rail0", "pf": "enp12s0np0", "vlan": 101, "subnet_pool": "10.101.0.0/16", "subnet_prefix": 24},
+    {"name": "rail1", "pf": "enp18s0np0", "vlan": 102, "subnet_pool": "10.102.0.0/16", "subnet_prefix": 24},
+]
+
+
+def fleet(n):
+    return {"gpu%02d" % i: {"roce_rails": RAILS, "roce_node_index": i} for i in range(n)}
+
+
+def one_rail(n):
+    return {"n%d" % i: {"roce_pf": "p0", "roce_pod_subnet": "10.0.0.%d/30" % (4 * i), "roce_pod_gateway": "10.0.0.%d" % (4 * i + 2)}
+            for i in range(n)}
+
+
+@pytest.mark.parametrize("hv", [fleet(5), one_rail(5)], ids=["two-rails", "one-rail"])
+def test_a_slice_of_the_written_plan_equals_the_unsliced_plan_byte_for_byte(hv):
+    plan = F["fabric_plan"](hv, list(hv))
+    text = F["fabric_plan_json"](plan)
+    # What a slice reads: the file, parsed; only some of the nodes are in that run.
+    read = F["fabric_plan_read"](json.loads(text), [list(hv)[3]], "/tmp/plan.json")
+    table = fabric_table(hv, list(hv))
+    for host in hv:
+        node = F["fabric_plan_node"](read, host)
+        assert json.dumps(node["rails"]) == json.dumps(gateway_args_list(table, host))
+        assert node["purge_routes"] is True
+
+
+def test_order_survives_a_store_that_reorders_mappings():
+    hv = one_rail(4)
+    plan = F["fabric_plan"](hv, list(hv))
+    shuffled = json.loads(json.dumps(plan, sort_keys=True))
+    shuffled["fabric"]["nodes"] = dict(reversed(list(shuffled["fabric"]["nodes"].items())))
+    read = F["fabric_plan_read"](shuffled, ["n0"])
+    assert F["fabric_plan_node"](read, "n2") == F["fabric_plan_node"](plan, "n2")
+
+
+@pytest.mark.parametrize("declared,awx,complete", [
+    (None, None, True),        # ansible-playbook: hostvars has every host whatever --limit says
+    (None, 4711, False),       # an AWX job: it may be a slice, and nothing in the job says so
+    (True, 4711, True),        # the job template declares its inventory whole
+    ("false", None, False),
+])
+def test_who_may_purge_routes(declared, awx, complete):
+    plan = F["fabric_plan"](one_rail(2), complete=declared, awx_job_id=awx)
+    assert plan["complete"] is complete
+    assert F["fabric_plan_node"](plan, "n0")["purge_routes"] is complete
+
+
+def test_a_bare_fabric_table_reads_as_complete_as_before():
+    table = fabric_table(one_rail(2))
+    assert F["fabric_plan_node"](table, "n1") == {"rails": gateway_args_list(table, "n1"), "purge_routes": True}
+
+
+def test_a_node_of_the_run_absent_from_the_plan_is_refused():
+    plan = F["fabric_plan"](one_rail(3))
+    with pytest.raises(AnsibleFilterError) as err:
+        F["fabric_plan_read"](plan, ["n1", "n7", "n8"], "/srv/plan.json")
+    msg = str(err.value)
+    assert msg.startswith('n7: roce_plan="/srv/plan.json": has no entry for n7, n8 of this run (the plan has 3 nodes)')
+    assert "Fix: plan again from an inventory that has these nodes" in msg and "roce_plan_out" in msg
+
+
+@pytest.mark.parametrize("mutate,problem", [
+    (lambda p: p.update(kind="x"), "is not a fabric plan"),
+    (lambda p: p.update(version=9), "has plan version 9"),
+    (lambda p: p["fabric"]["nodes"]["n0"].update(gateway="10.0.0.1"), "is damaged: its fabric does not match its fingerprint"),
+])
+def test_a_plan_that_is_not_one_is_refused(mutate, problem):
+    plan = json.loads(F["fabric_plan_json"](F["fabric_plan"](one_rail(2))))
+    mutate(plan)
+    with pytest.raises(AnsibleFilterError) as err:
+        F["fabric_plan_read"](plan, ["n0"])
+    assert problem in str(err.value) and "Fix: " in str(err.value)
+
+
+def test_roce_inventory_complete_must_be_a_boolean():
+    with pytest.raises(AnsibleFilterError) as err:
+        F["fabric_plan"](one_rail(2), complete="maybe")
+    assert 'roce_inventory_complete="maybe": is not a boolean' in str(err.value)
