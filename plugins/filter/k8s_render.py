@@ -9,6 +9,11 @@ gpufabric.roce.sriov_manifests(hostvars, hosts, defaults)
     AnsibleFilterError listing every problem (host, field, value and fix) when any host fails.
 gpufabric.roce.sriov_validate(hostvars, hosts, defaults)
     Same checks, returns the list of error messages instead of raising (empty when valid).
+gpufabric.roce.sriov_pool_configs(hostvars, nodes, defaults)
+    Validate every node's drain pool settings and render one SriovNetworkPoolConfig per pool (nodes: the
+    ``nodes`` of sriov_manifests). Raises AnsibleFilterError naming host, variable, value and fix.
+gpufabric.roce.sriov_pool_overlaps(live, rendered)
+    The live SriovNetworkPoolConfigs that select a node of a rendered pool (the operator never drains such a node).
 gpufabric.roce.nic_cluster_policy(config)
 gpufabric.roce.network_operator_helm_values(config)
 gpufabric.roce.network_operator_chart_reference(config)
@@ -46,6 +51,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_operator impor
     render_nic_cluster_policy,
 )
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov import SRIOV_PER_HOST_KEYS, render_sriov
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov_pool import POOL_PER_HOST_KEYS, pool_overlaps, render_pool_configs
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_status import (
     allocatable_mismatches,
     deployments_unavailable,
@@ -62,7 +68,7 @@ except AttributeError:  # pragma: no cover - libyaml missing
     _Dumper = yaml.SafeDumper
 
 
-def _host_inputs(hostvars, hosts):
+def _host_inputs(hostvars, hosts, keys=SRIOV_PER_HOST_KEYS):
     """Pull only the variables the renderer reads out of Ansible's hostvars, as plain data."""
     out = {}
     for host in hosts:
@@ -70,7 +76,7 @@ def _host_inputs(hostvars, hosts):
             continue
         hv = hostvars[host]
         picked = {}
-        for key in SRIOV_PER_HOST_KEYS:
+        for key in keys:
             try:
                 value = hv[key]
             except KeyError:
@@ -107,6 +113,14 @@ def sriov_validate(hostvars, hosts, defaults=None):
     return []
 
 
+def sriov_pool_configs(hostvars, nodes, defaults=None):
+    nodes = _plain(nodes or [])
+    try:
+        return render_pool_configs(nodes, _host_inputs(hostvars, [n["host"] for n in nodes], POOL_PER_HOST_KEYS), _plain(defaults or {}))
+    except RenderValidationError as exc:
+        raise AnsibleFilterError(str(exc)) from exc
+
+
 def _wrap(func):
     def run(config=None):
         try:
@@ -129,6 +143,8 @@ class FilterModule:
         return {
             "sriov_manifests": sriov_manifests,
             "sriov_validate": sriov_validate,
+            "sriov_pool_configs": sriov_pool_configs,
+            "sriov_pool_overlaps": lambda live, rendered: pool_overlaps(_plain(live), _plain(rendered)),
             "nic_cluster_policy": _wrap(render_nic_cluster_policy),
             "network_operator_helm_values": _wrap(render_helm_values),
             "network_operator_chart_reference": _wrap(render_chart_reference),

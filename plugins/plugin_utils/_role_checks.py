@@ -65,6 +65,13 @@ def _host_network(params, host, inventory, sources=None):
     problems = []
     if params.get('host_network_vf_mode') != 'host':
         return problems  # the VFs are the operator's: roce_vfs is not applied
+    if params.get('host_network_drain') and params.get('host_network_allow_vf_reset'):
+        for key, example in (('host_network_drain_timeout', 600), ('host_network_drain_poll_interval', 10)):
+            value = params.get(key)
+            if isinstance(value, int) and value <= 0:
+                problems.append((key, value, 'must be a positive number of seconds (the drain before a VF reset)',
+                                 'set %s to whole seconds, e.g. %d, or host_network_drain: false to reset the VFs without '
+                                 'draining the node' % (key, example)))
     vfs = params.get('host_network_vfs') or []
     num_vfs = params.get('host_network_num_vfs')
     pf = params.get('host_network_sriov_pf')

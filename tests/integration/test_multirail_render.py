@@ -4,7 +4,9 @@
 
 - A one-rail inventory renders byte for byte what it rendered before rails existed: the golden files
   under golden/one-rail/ were rendered by commit 6c96dbe (the last commit without rails) from
-  inventories/example, inventories/lab and molecule/k8s/inventory.
+  inventories/example, inventories/lab and molecule/k8s/inventory. Since issue 21 the directory also holds
+  the drain pool (sriov-network-pool-configs.yaml, pinned by its own golden file) and kustomization.yaml lists
+  it: one line more than before rails, the policies and networks unchanged.
 - inventories/example-multirail (8 rails x 2 nodes) renders 16 SriovNetworkNodePolicies and 16
   SriovNetworks, every one valid against the upstream CRD schemas.
 - A wrong rail is refused before anything is written, naming host, rail, field, value and fix.
@@ -19,7 +21,7 @@ from _runner import REPO, append, copy_inventory, site
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden", "one-rail")
 ONE_RAIL = {"example": "inventories/example", "lab": "inventories/lab", "k8s-scenario": "molecule/k8s/inventory"}
-FILES = ("sriov-network-node-policies.yaml", "sriov-networks.yaml", "kustomization.yaml")
+FILES = ("sriov-network-node-policies.yaml", "sriov-networks.yaml", "sriov-network-pool-configs.yaml", "kustomization.yaml")
 
 
 def _crd_schema():

@@ -11,7 +11,7 @@ from _runner import REPO, ansible_playbook, copy_inventory, venv_path
 
 TREE = {
     "network-operator": ["helm-chart.yaml", "helm-values.yaml", "kustomization.yaml", "nic-cluster-policy.yaml"],
-    "sriov-networks": ["kustomization.yaml", "sriov-network-node-policies.yaml", "sriov-networks.yaml"],
+    "sriov-networks": ["kustomization.yaml", "sriov-network-node-policies.yaml", "sriov-network-pool-configs.yaml", "sriov-networks.yaml"],
     "flux": ["kustomization.yaml", "kustomizations.yaml"],
     "flux/release": ["helm-release.yaml", "kustomization.yaml", "namespace.yaml"],
     "argocd": ["application.yaml", "kustomization.yaml", "namespace.yaml"],

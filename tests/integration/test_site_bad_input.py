@@ -200,6 +200,22 @@ def test_output_dirs_inside_the_inventory_are_refused_before_phase_1(inv):
     assert no_phase_ran(out)
 
 
+@pytest.mark.parametrize("limit", [[], ["--limit", "node1"]], ids=["whole-inventory", "limit-to-a-node"])
+def test_a_bad_drain_pool_limit_is_refused_before_phase_1(inv, limit):
+    # Issue 21: 0% is a pool the sriov-network-operator would never drain.
+    append(inv / "host_vars" / "node1.yml", "sriov_networks_pool_max_unavailable: '0%'\n")
+    assert_refused_before_phase_1(inv, [
+        'node1: sriov_networks_pool_max_unavailable="0%": not a number of nodes (at least 1) nor a percentage (1% to 100%)',
+        'Fix: set sriov_networks_pool_max_unavailable to a whole number of nodes of at least 1 (e.g. 2) or a percentage',
+    ], *limit)
+
+
+def test_a_drain_timeout_of_zero_before_a_vf_reset_is_refused_before_phase_1(inv):
+    append(inv / "host_vars" / "node2.yml", "roce_vf_mode: host\nhost_network_allow_vf_reset: true\nhost_network_drain_timeout: 0\n")
+    assert_refused_before_phase_1(inv, ["node2: host_network_drain_timeout=0: must be a positive number of seconds (the drain before a VF reset)",
+                                        "or host_network_drain: false to reset the VFs without draining the node"])
+
+
 @pytest.mark.parametrize("knob", ["roce_plan", "roce_plan_out"])
 def test_a_relative_plan_path_is_refused_before_phase_1(inv, knob):
     assert_refused_before_phase_1(inv, [

@@ -62,6 +62,7 @@ def test_the_rendered_tree_builds_and_the_server_takes_it(module_cluster, tmp_pa
     assert _kinds(_build(cluster, out / "sriov-networks")) == [
         ("SriovNetwork", "roce-node1"), ("SriovNetwork", "roce-node2"),
         ("SriovNetworkNodePolicy", "roce-node1"), ("SriovNetworkNodePolicy", "roce-node2"),
+        ("SriovNetworkPoolConfig", "roce-pool"),
     ]
     values = yaml.safe_load((out / "network-operator" / "helm-values.yaml").read_text())
 
@@ -89,7 +90,8 @@ def test_the_rendered_tree_builds_and_the_server_takes_it(module_cluster, tmp_pa
     assert waves.pop(("Application", "network-operator")) == {"argocd.argoproj.io/sync-wave": "0"}
     assert app["spec"]["source"]["helm"]["valuesObject"] == values
     assert sorted(waves) == [("NicClusterPolicy", "nic-cluster-policy"), ("SriovNetwork", "roce-node1"), ("SriovNetwork", "roce-node2"),
-                             ("SriovNetworkNodePolicy", "roce-node1"), ("SriovNetworkNodePolicy", "roce-node2")]
+                             ("SriovNetworkNodePolicy", "roce-node1"), ("SriovNetworkNodePolicy", "roce-node2"),
+                             ("SriovNetworkPoolConfig", "roce-pool")]
     assert all(a == {"argocd.argoproj.io/sync-wave": "1", "argocd.argoproj.io/sync-options": "SkipDryRunOnMissingResource=true"}
                for a in waves.values())
 

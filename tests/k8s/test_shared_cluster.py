@@ -112,9 +112,9 @@ def test_check_mode_before_anything_is_installed(cluster, tmp_path):
     assert "The waits for the NicClusterPolicy and the operator deployments are skipped in check mode" in flat
     # (YAML output doubles the quotes around 'default')
     assert "default'' is not in namespace %s (its CRD is not installed either). The network-operator chart creates it" % NAMESPACE in flat
-    assert ("Check mode: the wait for 2 node(s) to sync is skipped; nothing was applied, and 4 object(s) are created once the "
+    assert ("Check mode: the wait for 2 node(s) to sync is skipped; nothing was applied, and 5 object(s) are created once the "
             "network-operator chart is installed (their CRDs come with it): SriovNetworkNodePolicy/roce-node1, "
-            "SriovNetworkNodePolicy/roce-node2, SriovNetwork/roce-node1, SriovNetwork/roce-node2") in flat
+            "SriovNetworkNodePolicy/roce-node2, SriovNetwork/roce-node1, SriovNetwork/roce-node2, SriovNetworkPoolConfig/roce-pool") in flat
     # --diff shows each object.
     assert "SriovNetworkNodePolicy/roce-node1 (created once the chart is installed" in flat
     assert "Failed to find exact match" not in flat and "FAILED" not in out
@@ -138,12 +138,12 @@ def shared(cluster, helm_release):
         cluster.kube.create(NCP_PATH, {"apiVersion": "mellanox.com/v1alpha1", "kind": "NicClusterPolicy", "metadata": {"name": "nic-cluster-policy"},
                                        "spec": {"secondaryNetwork": {"multus": dict(image, image="multus-cni")}}})
     yield cluster
-    for resource in ("sriovnetworks", "sriovnetworknodepolicies"):
+    for resource in ("sriovnetworks", "sriovnetworknodepolicies", "sriovnetworkpoolconfigs"):
         for obj in cluster.kube.items(sriov_path(resource)):
             if (obj["metadata"].get("labels") or {}).get(MANAGED) == "gpufabric.roce":
                 cluster.kube.delete(sriov_path(resource, obj["metadata"]["name"]))
-    wait_for("the rollouts' policies and networks deleted", lambda: not cluster.kube.items(sriov_path("sriovnetworks"))
-             and not cluster.kube.items(sriov_path("sriovnetworknodepolicies")))
+    wait_for("the rollouts' policies, networks and pools deleted", lambda: not cluster.kube.items(sriov_path("sriovnetworks"))
+             and not cluster.kube.items(sriov_path("sriovnetworknodepolicies")) and not cluster.kube.items(sriov_path("sriovnetworkpoolconfigs")))
     if made_ncp:
         cluster.kube.delete(NCP_PATH + "/nic-cluster-policy")
 
@@ -167,13 +167,33 @@ def test_two_inventories_share_a_cluster_and_prune_only_their_own(shared, tmp_pa
     assert _labels(cluster, "sriovnetworknodepolicies", "roce-node1") == {MANAGED: "gpufabric.roce", FABRIC: "pool-a"}
     a_objects = {r: cluster.kube.get(sriov_path(r, "roce-node1"))["metadata"]["resourceVersion"]
                  for r in ("sriovnetworks", "sriovnetworknodepolicies")}
+    # A's drain pool (issue 21): its node by name, 10% of one node raised to 1 (the operator floors a percentage, and
+    # never drains a pool whose limit is 0), the fabric's labels.
+    a_pool = cluster.kube.get(sriov_path("sriovnetworkpoolconfigs", "roce-pool"))
+    assert a_pool["spec"] == {"maxUnavailable": 1, "nodeSelector": {"matchExpressions": [
+        {"key": "kubernetes.io/hostname", "operator": "In", "values": ["node1"]}]}}
+    assert a_pool["metadata"]["labels"] == {MANAGED: "gpufabric.roce", FABRIC: "pool-a"}
+    assert "pool roce-pool drains 1 of its 1 node(s) at once" in " ".join(out.split())
 
     # B: another node pool (node2, and node1's second PF with its host-made VFs), another fabric, its own names.
     b_nodes = {"node2": _node("node2", 1),
                "node1-pf2": _node("node1", 2, roce_pf="enp160s0np0", roce_vf_mode="host")}
-    inv_b = _inventory(tmp_path / "inventory-b", cluster, b_nodes, {"roce_fabric_name": "pool-b", "sriov_networks_name_prefix": "poolb"})
+    b_vars = {"roce_fabric_name": "pool-b", "sriov_networks_name_prefix": "poolb", "sriov_networks_pool_max_unavailable": "50%"}
+    inv_b = _inventory(tmp_path / "inventory-b", cluster, b_nodes, b_vars)
+    # B's drain pool would select node1, which A's pool selects: the operator would never drain node1. Refused, nothing changed.
+    rc, out = _site(inv_b, cluster, "sriov")
+    flat = " ".join(out.split())
+    assert rc != 0 and ("SriovNetworkPoolConfig/roce-pool (fabric pool-a) in namespace %s selects node(s) node1, which this "
+                        "inventory's pool poolb-pool also selects" % NAMESPACE) in flat, out[-6000:]
+    assert "set sriov_networks_pool_config: false for this inventory" in flat
+    assert _names(cluster, "sriovnetworknodepolicies") == ["roce-node1"]
+    assert _names(cluster, "sriovnetworkpoolconfigs") == ["roce-pool"]
+    # B leaves node1's drains to A's pool, in the same namespace: it renders no pool.
+    (inv_b / "group_vars" / "k8s_controller.yml").write_text(yaml.safe_dump(dict(
+        yaml.safe_load((inv_b / "group_vars" / "k8s_controller.yml").read_text()), sriov_networks_pool_config=False)))
     rc, out = _site(inv_b, cluster, "sriov")
     assert rc == 0, out[-8000:]
+    assert _names(cluster, "sriovnetworkpoolconfigs") == ["roce-pool"]
     assert _names(cluster, "sriovnetworknodepolicies") == ["poolb-node1", "poolb-node2", "roce-node1"]
     assert _names(cluster, "sriovnetworks") == ["poolb-node1", "poolb-node2", "roce-gone", "roce-node1"]
     for resource, rv in a_objects.items():  # A's objects untouched, not even relabelled
@@ -203,3 +223,14 @@ def test_two_inventories_share_a_cluster_and_prune_only_their_own(shared, tmp_pa
     assert _names(cluster, "sriovnetworks") == ["poolb-node2", "roce-gone", "roce-node1"]
     for resource, rv in a_objects.items():
         assert cluster.kube.get(sriov_path(resource, "roce-node1"))["metadata"]["resourceVersion"] == rv
+
+    # node1 left B: B's own drain pool no longer overlaps A's. A percentage is kept as the operator reads it (int-or-string).
+    (inv_b / "group_vars" / "k8s_controller.yml").write_text(yaml.safe_dump(dict(
+        yaml.safe_load((inv_b / "group_vars" / "k8s_controller.yml").read_text()), sriov_networks_pool_config=True,
+        sriov_networks_pool_max_unavailable="100%")))
+    rc, out = _site(inv_b, cluster, "sriov")
+    assert rc == 0, out[-8000:]
+    b_pool = cluster.kube.get(sriov_path("sriovnetworkpoolconfigs", "poolb-pool"))
+    assert b_pool["spec"]["maxUnavailable"] == "100%"
+    assert b_pool["spec"]["nodeSelector"]["matchExpressions"][0]["values"] == ["node2"]
+    assert _labels(cluster, "sriovnetworkpoolconfigs", "poolb-pool")[FABRIC] == "pool-b"

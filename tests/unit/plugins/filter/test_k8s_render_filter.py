@@ -26,6 +26,8 @@ def test_all_filters_are_exposed():
     assert set(FILTERS) == {
         "sriov_manifests",
         "sriov_validate",
+        "sriov_pool_configs",
+        "sriov_pool_overlaps",
         "nic_cluster_policy",
         "network_operator_helm_values",
         "network_operator_gitops_roots",
@@ -90,3 +92,15 @@ def test_yaml_documents_round_trip():
     assert docs == out["networks"]
     assert docs[0]["spec"]["trust"] == "on"  # stays a string, not a YAML 1.1 boolean
     assert "trust: 'on'" in text
+
+
+def test_sriov_pool_configs_reads_each_nodes_pool_from_hostvars_and_fails_with_the_host_named():
+    hv = hostvars()
+    hv["node2"]["sriov_networks_pool_name"] = "rack-b"
+    hv["node2"]["sriov_networks_pool_max_unavailable"] = 1
+    nodes = FILTERS["sriov_manifests"](hv, ["node1", "node2"])["nodes"]
+    out = FILTERS["sriov_pool_configs"](hv, nodes, {"sriov_networks_pool_max_unavailable": "10%"})
+    assert [(o["metadata"]["name"], o["spec"]["maxUnavailable"]) for o in out["pool_configs"]] == [("roce-pool", 1), ("roce-pool-rack-b", 1)]
+    hv["node1"]["sriov_networks_pool_max_unavailable"] = "0%"
+    with pytest.raises(AnsibleFilterError, match=r'node1: sriov_networks_pool_max_unavailable="0%": .*Fix: '):
+        FILTERS["sriov_pool_configs"](hv, nodes, {})

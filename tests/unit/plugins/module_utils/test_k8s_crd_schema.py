@@ -12,6 +12,7 @@ from test_k8s_render import PF, REFERENCE_DEFAULTS, reference_hostvars
 
 from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_operator as op
 from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_sriov as sriov
+from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_sriov_pool as pool
 
 
 @pytest.fixture(scope="module")
@@ -69,6 +70,26 @@ VARIANTS = [
 ]
 
 
+def _pools(mutation=None, **defaults):
+    hv = reference_hostvars()
+    if mutation:
+        mutation(hv)
+    nodes = sriov.render_sriov(list(hv), hv, REFERENCE_DEFAULTS)["nodes"]
+    return pool.render_pool_configs(nodes, hv, dict(REFERENCE_DEFAULTS, **defaults))["pool_configs"]
+
+
+def _two_pools(hv):
+    first = sorted(hv)[0]
+    hv[first].update(sriov_networks_pool_name="rack-a", sriov_networks_pool_max_unavailable=3)
+
+
+VARIANTS += [
+    ("pool-config-default-percentage", _pools),
+    ("pool-config-integer", lambda: _pools(sriov_networks_pool_max_unavailable=2)),
+    ("pool-config-two-pools", lambda: _pools(_two_pools)),
+]
+
+
 @pytest.mark.parametrize("make", [m for _i, m in VARIANTS], ids=[i for i, _m in VARIANTS])
 def test_every_rendered_custom_resource_matches_its_crd_schema(crds, make):
     objects = make()
@@ -86,6 +107,7 @@ def test_all_rendered_kinds_are_covered(crds):
     assert kinds == {
         ("sriovnetwork.openshift.io/v1", "SriovNetworkNodePolicy"),
         ("sriovnetwork.openshift.io/v1", "SriovNetwork"),
+        ("sriovnetwork.openshift.io/v1", "SriovNetworkPoolConfig"),
         ("mellanox.com/v1alpha1", "NicClusterPolicy"),
     }
     assert all(k in crds for k in kinds)

@@ -1,0 +1,221 @@
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Host VF mode: the drain around a VF reset (roles/host_network/tasks/drain.yml, uncordon.yml), issue 21.
+
+On the session control plane (conftest.py): node2 is a real Node object and the kubelet stand-in runs the pods
+bound to it and completes their deletion (status_manager.go canBeDeleted: a pod with a deletionTimestamp is
+deleted with grace period 0), as a kubelet does after an eviction; the eviction API and the PodDisruptionBudget
+checks are the real apiserver's, the budget's status the real kube-controller-manager's disruption controller.
+
+The host is a local connection host; sriov_vf's prediction of a reset (check mode, vfs.yml) is the one input
+given directly (__host_network_vf_reset), since predicting it needs a real PF (proven in the lab scenarios). A
+task between drain.yml and uncordon.yml plays the VF change and records what the cluster looks like then.
+
+- check mode: reports the drain, changes nothing;
+- a PodDisruptionBudget that allows no disruption holds the drain until host_network_drain_timeout, and the run
+  stops with a message naming the node, the budget and the fix; the change is not made; the node stays cordoned
+  with this role's label;
+- a later run without a reset uncordons it (the label says the cordon is ours);
+- without the budget: the pods (owned by a ReplicaSet, with an emptyDir) are evicted, the node is cordoned during
+  the change, schedulable and unlabelled after; the replacement pods are not bound to the cordoned node.
+- an admin's cordon (no label) is never undone;
+- a pod that no controller recreates stops the drain (nothing evicted, k8s_drain undoes its cordon) unless
+  host_network_drain_force.
+Runs before test_shared_cluster.py (file order), on a cluster without the network-operator; it deletes its
+namespace and leaves node2 as it found it.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+from k8s_helpers import REPO, wait_for
+from standins import _kube
+
+VENV_BIN = os.path.dirname(sys.executable)
+NS = "drain-test"
+NODE = "node2"
+LABEL = "gpufabric.roce/cordoned"
+
+PLAYBOOK = """
+- name: The drain around a VF reset, with the VF change played by a task that records the cluster
+  hosts: gpu-node2
+  gather_facts: false
+  tasks:
+    - name: Drain
+      ansible.builtin.include_role:
+        name: gpufabric.roce.host_network
+        tasks_from: drain.yml
+      vars:
+        __host_network_vf_reset: "{{ vf_reset }}"
+
+    - name: The VF change (stand-in for sriov_vf) - record the node and its pods now
+      kubernetes.core.k8s_info:
+        kind: Pod
+        namespace: %(ns)s
+        kubeconfig: "{{ host_network_kubeconfig }}"
+      delegate_to: localhost
+      register: during_pods
+
+    - name: Record the node during the change
+      kubernetes.core.k8s_info:
+        kind: Node
+        name: %(node)s
+        kubeconfig: "{{ host_network_kubeconfig }}"
+      delegate_to: localhost
+      register: during_node
+
+    - name: Write what was recorded
+      ansible.builtin.copy:
+        content: "{{ {'pods': during_pods.resources, 'node': during_node.resources[0]} | to_json }}"
+        dest: "{{ record }}"
+        mode: "0600"
+      delegate_to: localhost
+      check_mode: false
+
+    - name: Uncordon
+      ansible.builtin.include_role:
+        name: gpufabric.roce.host_network
+        tasks_from: uncordon.yml
+      vars:
+        __host_network_vf_reset: "{{ vf_reset }}"
+""" % {"ns": NS, "node": NODE}
+
+
+def _run(cluster, tmp_path, vf_reset, *args, **extra_vars):
+    inv = tmp_path / "inventory.yml"
+    host = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable, "roce_node_name": NODE,
+            "host_network_kubeconfig": str(cluster.kubeconfig), "host_network_drain_delegate_to": "localhost",
+            "host_network_drain_timeout": 6, "host_network_drain_poll_interval": 1}
+    host.update(extra_vars)
+    inv.write_text(yaml.safe_dump({"all": {"hosts": {"gpu-node2": host}}}))
+    (tmp_path / "drain.yml").write_text(PLAYBOOK)
+    record = tmp_path / "record.json"
+    if record.exists():
+        record.unlink()
+    env = dict(cluster.env, ANSIBLE_COLLECTIONS_PATH=str(REPO / ".build" / "collections"), ANSIBLE_CONFIG=str(REPO / "ansible.cfg"),
+               ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0", PATH="%s:%s" % (VENV_BIN, cluster.env["PATH"]))
+    cmd = [os.path.join(VENV_BIN, "ansible-playbook"), "-i", str(inv), str(tmp_path / "drain.yml"),
+           "-e", json.dumps({"vf_reset": vf_reset, "record": str(record)}), *args]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, check=False, cwd=str(tmp_path))  # noqa: S603
+    seen = json.loads(record.read_text()) if record.exists() else None
+    return proc.returncode, " ".join((proc.stdout + proc.stderr).split()), seen
+
+
+def _node(cluster):
+    return cluster.kube.get(_kube.path("", "v1", "nodes", name=NODE))
+
+
+def _pods_on_node(cluster):
+    return sorted(p["metadata"]["name"] for p in cluster.kube.items(_kube.path("", "v1", "pods", namespace=NS))
+                  if p["spec"].get("nodeName") == NODE and not p["metadata"].get("deletionTimestamp"))
+
+
+def _running(cluster):
+    return [p for p in cluster.kube.items(_kube.path("", "v1", "pods", namespace=NS))
+            if p["spec"].get("nodeName") == NODE and (p.get("status") or {}).get("phase") == "Running"]
+
+
+@pytest.fixture
+def workload(cluster):
+    """Two pods of a Deployment on node2 (emptyDir scratch, as GPU jobs' /dev/shm); afterwards node2 is as before."""
+    before = _node(cluster)
+    assert not before["spec"].get("unschedulable") and LABEL not in before["metadata"].get("labels", {})
+    cluster.kube.create(_kube.path("", "v1", "namespaces"), {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
+    cluster.kube.create(_kube.path("apps", "v1", "deployments", namespace=NS), {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "trainer", "namespace": NS},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "trainer"}}, "template": {
+            "metadata": {"labels": {"app": "trainer"}},
+            "spec": {"nodeSelector": {"kubernetes.io/hostname": NODE},
+                     "containers": [{"name": "c", "image": "registry.example/trainer:1", "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}]}],
+                     "volumes": [{"name": "shm", "emptyDir": {"medium": "Memory"}}]}}}})
+    wait_for("two trainer pods running on %s" % NODE, lambda: len(_running(cluster)) == 2, timeout=180)
+    yield cluster
+    cluster.kube.patch(_kube.path("", "v1", "nodes", name=NODE), {"spec": {"unschedulable": None}, "metadata": {"labels": {LABEL: None}}})
+    cluster.kube.delete(_kube.path("", "v1", "namespaces", name=NS))
+    wait_for("namespace %s gone" % NS, lambda: cluster.kube.get_or_none(_kube.path("", "v1", "namespaces", name=NS)) is None, timeout=180)
+
+
+def test_drain_around_a_vf_reset(workload, tmp_path):
+    cluster = workload
+    pods = _pods_on_node(cluster)
+    assert len(pods) == 2
+
+    # Check mode: reported, nothing touched.
+    rc, out, _seen = _run(cluster, tmp_path, True, "--check")
+    assert rc == 0, out[-6000:]
+    assert "an apply run first cordons and drains node %s" % NODE in out
+    assert not _node(cluster)["spec"].get("unschedulable") and _pods_on_node(cluster) == pods
+
+    # A budget that allows no disruption holds the drain until the timeout; the change is not made.
+    cluster.kube.create(_kube.path("policy", "v1", "poddisruptionbudgets", namespace=NS), {
+        "apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "trainer", "namespace": NS},
+        "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": "trainer"}}}})
+    wait_for("the budget's status (disruption controller)", lambda: (cluster.kube.get(_kube.path(
+        "policy", "v1", "poddisruptionbudgets", namespace=NS, name="trainer")).get("status") or {}).get("currentHealthy") == 2, timeout=120)
+    rc, out, seen = _run(cluster, tmp_path, True)
+    assert rc != 0 and seen is None, out[-6000:]  # stopped before the change
+    assert "gpu-node2: draining node %s before its VF reset failed" % NODE in out, out[-6000:]
+    assert "disruption budget" in out and "The VFs were not changed" in out
+    assert "relax the budget, or raise host_network_drain_timeout (now 6s)" in out
+    assert "The node is left cordoned (label %s=host_network)" % LABEL in out
+    node = _node(cluster)
+    assert node["spec"].get("unschedulable") is True and node["metadata"]["labels"].get(LABEL) == "host_network"
+    assert _pods_on_node(cluster) == pods  # nothing evicted
+
+    # A later run without a reset undoes this role's cordon.
+    rc, out, seen = _run(cluster, tmp_path, False)
+    assert rc == 0, out[-6000:]
+    node = _node(cluster)
+    assert not node["spec"].get("unschedulable") and LABEL not in node["metadata"].get("labels", {})
+
+    # Without the budget: drained, cordoned during the change, uncordoned after.
+    cluster.kube.delete(_kube.path("policy", "v1", "poddisruptionbudgets", namespace=NS, name="trainer"))
+    rc, out, seen = _run(cluster, tmp_path, True)
+    assert rc == 0, out[-6000:]
+    during = {p["metadata"]["name"]: p for p in seen["pods"]}
+    assert not set(pods) & set(during), "evicted pods still there during the change: %s" % sorted(during)
+    assert all(not p["spec"].get("nodeName") for p in during.values())  # replacements wait: node2 is cordoned
+    assert seen["node"]["spec"].get("unschedulable") is True and seen["node"]["metadata"]["labels"].get(LABEL) == "host_network"
+    node = _node(cluster)
+    assert not node["spec"].get("unschedulable") and LABEL not in node["metadata"].get("labels", {})
+
+
+def test_an_admins_cordon_is_left_in_place(workload, tmp_path):
+    cluster = workload
+    cluster.kube.patch(_kube.path("", "v1", "nodes", name=NODE), {"spec": {"unschedulable": True}})
+    rc, out, seen = _run(cluster, tmp_path, True)
+    assert rc == 0, out[-6000:]
+    assert not any(p["spec"].get("nodeName") == NODE for p in seen["pods"])  # drained all the same
+    node = _node(cluster)
+    assert node["spec"].get("unschedulable") is True and LABEL not in node["metadata"].get("labels", {})
+
+
+def test_a_host_that_is_no_kubernetes_node_is_refused_before_its_vfs_change(cluster, tmp_path):
+    rc, out, seen = _run(cluster, tmp_path, True, roce_node_name="gpu-node-9")
+    assert rc != 0 and seen is None
+    assert 'gpu-node2: roce_node_name="gpu-node-9": no such node in the cluster' in out, out[-4000:]
+    assert "set host_network_drain: false" in out
+
+
+def test_a_pod_no_controller_recreates_stops_the_drain_unless_forced(workload, tmp_path):
+    cluster = workload
+    cluster.kube.create(_kube.path("", "v1", "pods", namespace=NS), {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "scratch", "namespace": NS},
+        "spec": {"nodeName": NODE, "containers": [{"name": "c", "image": "registry.example/scratch:1"}]}})
+    rc, out, seen = _run(cluster, tmp_path, True)
+    assert rc != 0 and seen is None, out[-6000:]
+    assert "cannot delete Pods not managed by ReplicationController" in out and "%s/scratch" % NS in out
+    assert "k8s_drain refused before evicting anything and undid its cordon" in out
+    assert "unless host_network_drain_force: true (they are deleted for good)" in out
+    assert "scratch" in _pods_on_node(cluster) and len(_pods_on_node(cluster)) == 3
+    assert not _node(cluster)["spec"].get("unschedulable")
+    # Forced: drained, the bare pod gone for good; label and cordon undone after.
+    rc, out, seen = _run(cluster, tmp_path, True, host_network_drain_force=True)
+    assert rc == 0, out[-6000:]
+    assert "scratch" not in {p["metadata"]["name"] for p in seen["pods"]}
+    node = _node(cluster)
+    assert not node["spec"].get("unschedulable") and LABEL not in node["metadata"].get("labels", {})
