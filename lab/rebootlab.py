@@ -50,6 +50,7 @@ PACKAGES = (
     "kmod", "rdma-core", "ibverbs-providers", "ibverbs-utils", "perftest", "iputils-ping", "procps",
 )
 
+
 def apt_mirror():
     """The Debian archive this machine's apt already uses for SUITE (REBOOTLAB_MIRROR wins): the image
     comes from the same place as the host's packages, and no mirror is written down here."""

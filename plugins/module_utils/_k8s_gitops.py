@@ -174,4 +174,3 @@ def gitops_roots(chart, values, namespace, dirs, settings=None):
         "argocd": argo,
         "argocd/resources": {"kustomization.yaml": argo_resources},
     }
-

@@ -86,7 +86,7 @@ def rollout(tmp_path, inventory, slices):
         sliced_nodes.append(data.get("roce_nodes", {}).get("hosts", []))
         with_plan.update(gateway_calls(run_job(pdd, tags="host_network", cmdline="--check")))
         pdd, _data = private_data_dir(tmp_path / ("bare%d" % n), exported, dict(base, **STAND_IN),
-                                  slice_number=n, slice_count=slices, workflow_job_id=7)
+                                      slice_number=n, slice_count=slices, workflow_job_id=7)
         without_plan.update(gateway_calls(run_job(pdd, tags="host_network", cmdline="--check")))
     return reference, with_plan, without_plan, sliced_nodes
 
