@@ -8,12 +8,17 @@ proven on two small VMs running Debian's stock kernel under QEMU (virtme-ng). Ea
 wired like a GPU node on one switch:
 
     node1: fab0 (PF uplink) --+                 +-- fab0 (PF uplink) :node2     rail 0
-           podvf0 (pod "VF") -+--- lab/hub.py --+-- podvf0 (pod "VF")
+           igb0 (SR-IOV PF) -+--- lab/hub.py --+-- igb0 (SR-IOV PF)
            fab1 (PF uplink) --+                 +-- fab1 (PF uplink)            rail 1
-           podvf1 (pod "VF") -+--- lab/hub.py --+-- podvf1 (pod "VF")           (2nd segment)
+           igb1 (SR-IOV PF) -+--- lab/hub.py --+-- igb1 (SR-IOV PF)            (2nd segment)
            eni11np1, eni21np1 (netdevsim SR-IOV PFs, one per rail)   eni12np1, eni22np1
            rxe0 on fab0, rxe1 on fab1 (soft-RoCE)                    rxe0, rxe1
            mgmt0 (restricted slirp, SSH only)                        mgmt0
+
+igb<r> is QEMU's Intel 82576 with SR-IOV (QEMU >= 8; the lab installs 10 from bookworm-backports):
+its VFs are real PCI functions with igbvf netdevs, which the pods' network namespaces receive
+through the real host-device CNI plugin (lab/guest/pod_vf.py). netdevsim serves where igb cannot:
+128 VFs, link_state, min_tx_rate, 802.1ad.
 
 inventories/lab rolls out rail 0 with the one-rail variables; inventories/lab-multirail both rails
 with roce_rails (molecule/lab/multirail.yml).
@@ -67,12 +72,15 @@ def hub_port(rail=0):
 
 
 def nic_port(node, nic):
-    # nic 0: fab0, nic 1: podvf0 (rail 0, on hub_port(0)); nic 2: fab1, nic 3: podvf1 (rail 1, on hub_port(1))
-    rail, which = divmod(nic, 2)
-    return hub_port(rail) + 2 * node - 1 + which
+    """A node's NIC's own UDP port. Per rail three NICs (nic = 3 * rail + which): which 0 is the uplink
+    fab<r>, 1 the virtio pod "VF" of the reboot lab (lab/rebootlab.py; this lab's pods get igb VFs), 2 the
+    igb SR-IOV PF igb<r>."""
+    rail, which = divmod(nic, 3)
+    return hub_port(rail) + 3 * (node - 1) + 1 + which
 
 
-RAIL_NICS = {0: (0, 1), 1: (2, 3)}
+# The NICs of this lab on each rail's hub: the uplink and the igb PF.
+RAIL_NICS = {0: (0, 2), 1: (3, 5)}
 
 
 def kernel_release():
@@ -216,24 +224,24 @@ def python_dirs():
 
 
 def start_vm(node, release, ko):
-    qemu_opts = " ".join(
-        [
-            "-netdev user,id=mgmt,restrict=on,hostfwd=tcp:127.0.0.1:%d-:22" % ssh_port(node),
-            "-device virtio-net-pci,netdev=mgmt,mac=52:54:00:0%d:00:01" % node,
-            "-netdev socket,id=fab,udp=127.0.0.1:%d,localaddr=127.0.0.1:%d" % (hub_port(), nic_port(node, 0)),
-            "-device virtio-net-pci,netdev=fab,mac=52:54:00:0%d:00:02" % node,
-            "-netdev socket,id=pod,udp=127.0.0.1:%d,localaddr=127.0.0.1:%d" % (hub_port(), nic_port(node, 1)),
-            "-device virtio-net-pci,netdev=pod,mac=52:54:00:0%d:00:03" % node,
-            # Rail 1 (inventories/lab-multirail): fab1 and podvf1 on the second hub.
-            "-netdev socket,id=fab1,udp=127.0.0.1:%d,localaddr=127.0.0.1:%d" % (hub_port(1), nic_port(node, 2)),
-            "-device virtio-net-pci,netdev=fab1,mac=52:54:00:0%d:00:04" % node,
-            "-netdev socket,id=pod1,udp=127.0.0.1:%d,localaddr=127.0.0.1:%d" % (hub_port(1), nic_port(node, 3)),
-            "-device virtio-net-pci,netdev=pod1,mac=52:54:00:0%d:00:05" % node,
-            # The host's root once more, read-only, for the guest to mount with caching (node-init.sh):
-            # virtme's own root share is uncached, so every import of every module run is 9p round trips.
-            "-virtfs local,path=/,mount_tag=%s,security_model=none,readonly=on,multidevs=remap" % CACHED_TAG,
+    opts = [
+        "-netdev user,id=mgmt,restrict=on,hostfwd=tcp:127.0.0.1:%d-:22" % ssh_port(node),
+        "-device virtio-net-pci,netdev=mgmt,mac=52:54:00:0%d:00:01" % node,
+    ]
+    for rail, (fab, pf) in sorted(RAIL_NICS.items()):
+        opts += [
+            "-netdev socket,id=fab%d,udp=127.0.0.1:%d,localaddr=127.0.0.1:%d" % (rail, hub_port(rail), nic_port(node, fab)),
+            "-device virtio-net-pci,netdev=fab%d,mac=52:54:00:0%d:00:%02d" % (rail, node, 2 + 2 * rail),
+            # Each igb PF behind a root port of its own: placed on the root bus at a high slot, its VFs'
+            # routing IDs do not fit ("VF addr overflows").
+            "-device pcie-root-port,id=rp%d,chassis=%d,slot=%d" % (rail, 10 + rail, 10 + rail),
+            "-netdev socket,id=sriov%d,udp=127.0.0.1:%d,localaddr=127.0.0.1:%d" % (rail, hub_port(rail), nic_port(node, pf)),
+            "-device igb,netdev=sriov%d,bus=rp%d,mac=52:54:00:0%d:00:%02d" % (rail, rail, node, 3 + 2 * rail),
         ]
-    )
+    # The host's root once more, read-only, for the guest to mount with caching (node-init.sh):
+    # virtme's own root share is uncached, so every import of every module run is 9p round trips.
+    opts.append("-virtfs local,path=/,mount_tag=%s,security_model=none,readonly=on,multidevs=remap" % CACHED_TAG)
+    qemu_opts = " ".join(opts)
     init = os.path.join(LAB_DIR, "guest", "node-init.sh")
     cmd = [
         vng_binary(),
@@ -311,7 +319,8 @@ def cmd_up(args):
     ko = netdevsim_ko(release)
     os.makedirs(STATE_DIR, exist_ok=True)
     busy = [p for p in (ssh_port(n) for n in NODES) if not port_free(p)]
-    busy += [p for p in [hub_port(0), hub_port(1)] + [nic_port(n, i) for n in NODES for i in range(4)] if not port_free(p, socket.SOCK_DGRAM)]
+    nics = [i for pair in RAIL_NICS.values() for i in pair]
+    busy += [p for p in [hub_port(0), hub_port(1)] + [nic_port(n, i) for n in NODES for i in nics] if not port_free(p, socket.SOCK_DGRAM)]
     if busy:
         die("loopback port(s) %s already in use; set LAB_PORT_BASE to another base (now %d)" % (busy, PORT_BASE))
     write_ssh_material()

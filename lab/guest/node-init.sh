@@ -31,10 +31,10 @@ rename_by_mac() {
 }
 rename_by_mac "52:54:00:0$idx:00:01" mgmt0
 rename_by_mac "52:54:00:0$idx:00:02" fab0
-rename_by_mac "52:54:00:0$idx:00:03" podvf0
-# Rail 1 (inventories/lab-multirail): a second uplink and pod "VF" on a hub segment of their own.
+rename_by_mac "52:54:00:0$idx:00:03" igb0
+# Rail 1 (inventories/lab-multirail): a second uplink and igb PF on a hub segment of their own.
 rename_by_mac "52:54:00:0$idx:00:04" fab1
-rename_by_mac "52:54:00:0$idx:00:05" podvf1
+rename_by_mac "52:54:00:0$idx:00:05" igb1
 
 # Management: slirp with restrict=on; no default route, so nothing can leave the VM
 # except the forwarded SSH session.
@@ -64,27 +64,16 @@ modprobe rdma_rxe
 rdma link add rxe0 type rxe netdev fab0
 rdma link add rxe1 type rxe netdev fab1
 
-# The "pod": a netns whose net1 is a VLAN-100 subinterface of podvf0, tagged outside the
-# pod exactly as a VF with "vlan 100" is tagged by the NIC. Addressed like the seed's pods.
-pod_ip=$(( idx == 1 ? 1 : 5 ))
-gw_ip=$(( idx == 1 ? 2 : 6 ))
-ip netns add pod
-ip link set podvf0 up
-ip link add link podvf0 name net1 type vlan id 100
-ip link set net1 netns pod
-ip -n pod link set lo up
-ip -n pod link set net1 up
-ip -n pod addr add "10.255.0.$pod_ip/30" dev net1
-ip -n pod route add default via "10.255.0.$gw_ip" dev net1
-# Rail 1's pod: netns "pod1", VLAN 200 on podvf1, the same host numbers in 10.255.1.0/24.
-ip netns add pod1
-ip link set podvf1 up
-ip link add link podvf1 name net1 type vlan id 200
-ip link set net1 netns pod1
-ip -n pod1 link set lo up
-ip -n pod1 link set net1 up
-ip -n pod1 addr add "10.255.1.$pod_ip/30" dev net1
-ip -n pod1 route add default via "10.255.1.$gw_ip" dev net1
+# Real VFs: igb<r> is QEMU's Intel 82576 with SR-IOV, one PF per rail on that rail's hub. Its VFs
+# (made by sriov_vf) stay without a driver until the pod's stand-in device plugin binds the one it
+# hands out (lab/guest/pod_vf.py): a VF MAC that the PF sets after igbvf is bound does not reach the
+# VF until it resets, and an igbvf bound with no MAC makes up one that udev then replaces with one
+# derived from the machine-id, which both VMs share (the same MAC on both nodes).
+modprobe igbvf
+for rail in 0 1; do
+    echo 0 > "/sys/class/net/igb$rail/device/sriov_drivers_autoprobe"
+    ip link set "igb$rail" up
+done
 
 # SSH for Ansible; keys live in the host-side state dir (read-only here).
 mkdir -p /run/sshd /var/empty

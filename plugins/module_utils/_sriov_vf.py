@@ -8,6 +8,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type  # noqa: UP001
 
+import errno
+import os
 import re
 
 try:
@@ -274,9 +276,93 @@ def build_vf_requests(changes_list):
     return requests
 
 
+# The order in which the kernel applies one VF's attributes (rtnetlink do_setvfinfo), stopping at the
+# first the driver refuses: what precedes the refused one is already set.
+# Within a group the kernel sets all or nothing; the first listed is the likelier cause (an 802.1ad tag
+# rather than its VLAN id, a minimum rather than the ceiling beside it).
+KERNEL_ORDER = (('mac',), ('vlan_proto', 'vlan', 'qos'), ('min_tx_rate', 'max_tx_rate'), ('spoofchk',), ('link_state',), ('trust',))
+REFUSAL_FIX = {
+    'link_state': 'leave link_state out of the VFs of this PF (its driver cannot set it; ConnectX NICs can), or move the VF to a PF whose driver supports it',
+    'min_tx_rate': 'leave min_tx_rate out (or 0) for the VFs of this PF (its driver has no minimum rate; ConnectX NICs have)',
+    'vlan_proto': 'use vlan_proto 802.1Q (or leave it out) for the VFs of this PF (its driver cannot tag 802.1ad; ConnectX NICs can)',
+}
+
+
+def netlink_error_text(exc):
+    """``Operation not supported (EOPNOTSUPP)`` from a pyroute2 NetlinkError (``code``) or an OSError."""
+    code = getattr(exc, 'code', None) or getattr(exc, 'errno', None)
+    if isinstance(code, int) and code in errno.errorcode:
+        # Linux's ENOTSUP is EOPNOTSUPP, the name the kernel's drivers return.
+        name = 'EOPNOTSUPP' if code == errno.EOPNOTSUPP else errno.errorcode[code]
+        return '%s (%s)' % (os.strerror(code), name)
+    return str(exc)
+
+
+def refused_setting(requested, now):
+    """The (vf id, setting) the kernel refused: in the first VF of ``requested`` (the changes list, in
+    request order) not fully applied, the first setting in kernel order whose value ``now`` (a dump
+    taken after the refusal) does not show. None when every requested value shows."""
+    for vid, _before, after, changes in requested:
+        state = now.get(vid) or {}
+        for group in KERNEL_ORDER:
+            for key in group:
+                if key in changes and state.get(key) != after[key]:
+                    return vid, key
+    return None
+
+
+def restore_vfs(ipr, index, planned, now):
+    """Set back, VF by VF, every requested setting the kernel applied before it refused one. Returns the
+    VF ids whose restore failed (empty when everything is as before)."""
+    undo = []
+    for vid, before, _after, changes in planned:
+        state = now.get(vid) or {}
+        back = {k: before[k] for k in changes if state.get(k) != before[k]}
+        if back:
+            undo.append((vid, state, dict(state, **back), back))
+    failed = []
+    for request in build_vf_requests(undo):
+        try:
+            ipr.link('set', index=index, vf=[request])
+        except Exception:  # pyroute2 NetlinkError or OSError: reported in the refusal message
+            failed.append(request['vf'])
+    return failed
+
+
 def diff_view(num_vfs, vf_list, side):
     idx = 1 if side == 'before' else 2
     return {'num_vfs': num_vfs, 'vfs': [dict(item[idx], id=item[0]) for item in vf_list]}
+
+
+def refusal(host, pf, exc, *, ipr, index, fs, pf_state, planned, writes, current):
+    """The GpufabricError for VF settings the PF's driver refused, after setting back what the same
+    request had already applied (and the VF count, when this run changed it): nothing stays half-applied."""
+    try:
+        now = dump_vfs(ipr, index)
+    except Exception:  # noqa: BLE001 - the refusal below still names the setting as requested
+        now = {}
+    culprit = refused_setting(planned, now)
+    not_restored = restore_vfs(ipr, index, planned, now) if now else sorted(vid for vid, _b, _a, c in planned if c)
+    undone = ''
+    if writes and not not_restored:
+        try:
+            for value in numvfs_writes(fs.read_int('class/net/%s/device/sriov_numvfs' % pf) or 0, current):
+                write_sysfs(pf_state['numvfs_path'], value)
+            undone = '; sriov_numvfs was set back to %d' % current
+        except OSError as oexc:
+            undone = '; setting sriov_numvfs back to %d failed too: %s' % (current, oserror_text(oexc))
+    state = ('nothing was changed (what the request had set before the refusal was set back%s)' % undone if not not_restored
+             else 'the settings of VF(s) %s could not be set back, read them with ip link show %s' % (not_restored, pf))
+    reason = netlink_error_text(exc)
+    if culprit is None:
+        return GpufabricError(host, 'vfs', sorted(vid for vid, _b, _a, c in planned if c),
+                              'the driver of PF %s refused these VF settings: %s; %s' % (pf, reason, state),
+                              'check the driver log (dmesg) for the setting it refuses and leave it out for this PF')
+    vid, key = culprit
+    value = next(a[key] for v, _b, a, _c in planned if v == vid)
+    return GpufabricError(host, 'vfs[id=%d].%s' % (vid, key), value,
+                          'the driver of PF %s refused it: %s; %s' % (pf, reason, state),
+                          REFUSAL_FIX.get(key, 'leave %s out for the VFs of this PF, or use a value its driver accepts (dmesg says why it refused)' % key))
 
 
 # --- persistence -------------------------------------------------------------
@@ -419,8 +505,8 @@ def run(host, params, ipr, check_mode, *, fs=None, persist_fn=None):
             try:
                 ipr.link('set', index=index, vf=requests)
             except Exception as exc:  # pyroute2 NetlinkError or OSError
-                raise GpufabricError(host, 'vfs', sorted(desired), 'setting VF attributes on %s failed: %s' % (pf, exc),
-                                     'check that the driver supports these VF settings (dmesg)') from exc
+                raise refusal(host, pf, exc, ipr=ipr, index=index, fs=fs, pf_state=pf_state,
+                              planned=planned, writes=writes, current=current) from exc
             changed = True
         # Read back only when something was written; otherwise the first dump is the state.
         after_vfs = (dump_vfs(ipr, index) if final else {}) if changed else current_vfs

@@ -21,6 +21,11 @@ description:
     which destroys the existing VFs and whatever pods use them. Without O(allow_vf_reset=true)
     the module fails before changing anything.
   - Every input is validated before the first write; a bad value changes nothing.
+  - What the PF's driver cannot do (Intel igb refuses C(link_state), C(min_tx_rate) and 802.1ad, which ConnectX
+    NICs support) only the kernel's answer tells. The kernel applies a VF's settings in order and stops at the
+    one the driver refuses; the module then sets back what that request had already set (and the VF count,
+    when this run changed it) and fails naming the host, the refused setting as O(vfs[].id) and its field,
+    the value, the driver's error and a fix.
 author:
   - gpufabric.roce maintainers (@gpufabric)
 requirements:

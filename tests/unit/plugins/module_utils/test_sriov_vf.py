@@ -2,6 +2,7 @@
 # Copyright: (c) 2026, gpufabric.roce maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 
+import errno
 import os
 
 import pytest
@@ -384,3 +385,79 @@ def test_present_needs_a_count_or_settings(nds_tree):
     with pytest.raises(GpufabricError) as err:
         sv.run(HOST, dict(PARAMS, num_vfs=None, vfs=None), FakeIPRoute({}), False, fs=Sysfs(str(nds_tree)))
     assert 'neither num_vfs nor vfs is given' in str(err.value)
+
+
+# --- a driver that refuses settings (igb: link_state, min_tx_rate, 802.1ad) -----------------
+
+class FakeNetlinkError(Exception):
+    def __init__(self, code):
+        super().__init__(code, os.strerror(code))
+        self.code = code
+
+
+class IgbIPRoute(FakeIPRoute):
+    """Applies each VF's settings in the kernel's order (do_setvfinfo) and stops at the first that igb
+    refuses, leaving what came before it set, as the kernel does."""
+
+    def link(self, cmd, **kw):
+        if cmd != 'set':
+            return super().link(cmd, **kw)
+        self.sets.append(kw['vf'])
+        for req in kw['vf']:
+            state = self.vfs[req['vf']]
+            if 'mac' in req:
+                state['mac'] = req['mac']
+            if 'vlan' in req:
+                if isinstance(req['vlan'], list):
+                    raise FakeNetlinkError(errno.EPROTONOSUPPORT)
+                state.update(vlan=req['vlan']['vlan'], qos=req['vlan']['qos'])
+            if 'rate' in req:
+                if req['rate']['min_tx_rate']:
+                    raise FakeNetlinkError(errno.EINVAL)
+                state.update(req['rate'])
+            if 'spoofchk' in req:
+                state['spoofchk'] = bool(req['spoofchk'])
+            if 'link_state' in req:
+                raise FakeNetlinkError(errno.EOPNOTSUPP)
+            if 'trust' in req:
+                state['trust'] = bool(req['trust'])
+        return []
+
+
+REFUSED = [
+    ('link_state', vf(2, vlan=300, trust=True, link_state='disable'),
+     'node1: vfs[id=2].link_state="disable": the driver of PF eni10np1 refused it: Operation not supported (EOPNOTSUPP); '
+     'nothing was changed (what the request had set before the refusal was set back). Fix: ' + sv.REFUSAL_FIX['link_state']),
+    ('min_tx_rate', vf(2, mac='02:00:00:00:01:02', min_tx_rate=10, max_tx_rate=100),
+     'node1: vfs[id=2].min_tx_rate=10: the driver of PF eni10np1 refused it: Invalid argument (EINVAL); '
+     'nothing was changed (what the request had set before the refusal was set back). Fix: ' + sv.REFUSAL_FIX['min_tx_rate']),
+    ('vlan_proto', vf(2, vlan=300, qos=1, vlan_proto='802.1ad'),
+     'node1: vfs[id=2].vlan_proto="802.1ad": the driver of PF eni10np1 refused it: Protocol not supported (EPROTONOSUPPORT); '
+     'nothing was changed (what the request had set before the refusal was set back). Fix: ' + sv.REFUSAL_FIX['vlan_proto']),
+]
+
+
+@pytest.mark.parametrize('case', REFUSED, ids=[r[0] for r in REFUSED])
+def test_refused_setting_is_named_and_the_rest_set_back(nds_tree, case):
+    _name, entry, message = case
+    ipr = IgbIPRoute({i: dict(sv.NEW_VF) for i in range(8)})
+    ipr.vfs[1].update(vlan=100)  # VF 1 is asked for a change the driver takes, before VF 2's refusal
+    params = dict(PARAMS, vfs=[vf(1, vlan=200), entry])
+    with pytest.raises(GpufabricError) as err:
+        sv.run(HOST, params, ipr, False, fs=Sysfs(str(nds_tree)))
+    assert str(err.value) == message
+    # VF 1's change and VF 2's settings before the refused one were applied by the kernel, then set back.
+    assert ipr.vfs[1] == dict(sv.NEW_VF, vlan=100)
+    assert ipr.vfs[2] == dict(sv.NEW_VF)
+    assert (nds_tree / 'devices' / 'netdevsim10' / 'sriov_numvfs').read_text() == '8\n'
+
+
+def test_refusal_after_creating_vfs_sets_the_count_back(nds_tree):
+    (nds_tree / 'devices' / 'netdevsim10' / 'sriov_numvfs').write_text('0\n')
+    ipr = IgbIPRoute({i: dict(sv.NEW_VF) for i in range(4)})
+    params = dict(PARAMS, num_vfs=4, vfs=[vf(3, link_state='enable')])
+    with pytest.raises(GpufabricError) as err:
+        sv.run(HOST, params, ipr, False, fs=Sysfs(str(nds_tree)))
+    assert 'vfs[id=3].link_state="enable"' in str(err.value)
+    assert 'sriov_numvfs was set back to 0' in str(err.value)
+    assert (nds_tree / 'devices' / 'netdevsim10' / 'sriov_numvfs').read_text() == '0\n'
