@@ -77,3 +77,13 @@ def pytest_terminal_summary(terminalreporter):
         out = REPO / "tests" / "output"
         out.mkdir(exist_ok=True)
         (out / "k8s-timings.json").write_text(json.dumps(TIMINGS, indent=2), encoding="utf-8")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "stops_session_cluster: ends the session control plane; runs after every other test")
+
+
+def pytest_collection_modifyitems(items):
+    # The session control plane is stopped by a test of its own (nothing left behind): every test that uses the
+    # cluster must run before it, whichever file sorts after test_standins.py.
+    items.sort(key=lambda item: item.get_closest_marker("stops_session_cluster") is not None)

@@ -341,6 +341,7 @@ def test_nodes_stay_schedulable_beyond_the_node_monitor_grace_period(cluster):
         assert time.time() - renewed < kubelet.LEASE_DURATION
 
 
+@pytest.mark.stops_session_cluster
 def test_stop_leaves_no_process_behind(cluster):
     records = cluster.records()
     assert set(records) == {"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "standins"}
