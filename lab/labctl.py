@@ -255,7 +255,7 @@ def start_vm(node, release, ko):
         # Writable in the guest so each node can leave its logs beside the host's.
         "--rwdir", STATE_DIR,
         "--qemu-opts=%s" % qemu_opts,
-        "--exec", "bash %s %d %s %s %s" % (init, node, STATE_DIR, ko, ",".join(python_dirs())),
+        "--exec", "bash %s %d %s %s %s %s" % (init, node, STATE_DIR, ko, CACHED_TAG, ",".join(python_dirs())),
     ]
     env = dict(os.environ)
     # vng runs its companion tools (virtme-run) through PATH.

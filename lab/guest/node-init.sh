@@ -3,7 +3,7 @@
 # fabric switch, starts sshd so Ansible reaches it like real hardware, then stays up until
 # the host kills the VM.
 #
-#   node-init.sh <node index 1|2> <lab state dir> <netdevsim.ko> [<python dirs, comma-separated>]
+#   node-init.sh <node index 1|2> <lab state dir> <netdevsim.ko> [<9p tag of the cached root share> <python dirs, comma-separated>]
 #
 # This is lab plumbing, not collection code: it may use iproute2 freely. What the
 # collection is expected to configure (VFs, the VLAN gateway, routes, forwarding) is
@@ -12,7 +12,8 @@ set -eu
 idx=$1
 state=$2
 nds_ko=$3
-python_dirs=${4:-}
+cached_tag=${4:-}
+python_dirs=${5:-}
 log() { echo "lab-node$idx: $*"; }
 
 hostname "node$idx"
@@ -99,15 +100,15 @@ done
 # 4-4.5 s; QEMU's CPU for the same imports -30 to -45 %). The same files at the same paths, so a
 # module sees exactly the interpreter it would see without this. Cached means not re-read: nothing on
 # the controller changes these directories while a lab is up (make deps runs before the lab).
-if [ -n "$python_dirs" ]; then
+if [ -n "$cached_tag" ] && [ -n "$python_dirs" ]; then
     mkdir -p /run/hostro
-    if mount -t 9p -o trans=virtio,version=9p2000.L,cache=loose,ro,msize=512000 gpufabric_hostro /run/hostro; then
+    if mount -t 9p -o trans=virtio,version=9p2000.L,cache=loose,ro,msize=512000 "$cached_tag" /run/hostro; then
         IFS=, read -r -a dirs <<< "$python_dirs"
         for d in "${dirs[@]}"; do
             mount --bind "/run/hostro$d" "$d" || log "cannot bind the cached $d; it stays on the uncached root"
         done
     else
-        log "no cached root share (gpufabric_hostro); Python runs from the uncached root"
+        log "no cached root share ($cached_tag); Python runs from the uncached root"
     fi
 fi
 
