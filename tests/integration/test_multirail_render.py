@@ -6,7 +6,8 @@
   under golden/one-rail/ were rendered by commit 6c96dbe (the last commit without rails) from
   inventories/example, inventories/lab and molecule/k8s/inventory. Since issue 21 the directory also holds
   the drain pool (sriov-network-pool-configs.yaml, pinned by its own golden file) and kustomization.yaml lists
-  it: one line more than before rails, the policies and networks unchanged.
+  it: one line more than before rails, the policies and networks unchanged. The objects are rendered once per run,
+  in the validation play; phase 4 writes that render (issue 21).
 - inventories/example-multirail (8 rails x 2 nodes) renders 16 SriovNetworkNodePolicies and 16
   SriovNetworks, every one valid against the upstream CRD schemas.
 - A wrong rail is refused before anything is written, naming host, rail, field, value and fix.
@@ -45,6 +46,9 @@ def documents(path):
 def test_one_rail_inventory_renders_exactly_as_before_rails(name, tmp_path):
     rc, out = render(os.path.join(REPO, ONE_RAIL[name]), tmp_path / "out")
     assert rc == 0, out
+    # Rendered once per run: by the validation play; phase 4 writes that render.
+    runs = [part.split("TASK")[0] for part in out.split("TASK [gpufabric.roce.sriov_networks : Validate the inventory and render all")[1:]]
+    assert [("ok: [" in r) for r in runs] == [False, True, False], runs  # the nodes' play, the controller's, phase 4
     for f in FILES:
         # .golden, not .yaml: the files are byte-for-byte renders, not YAML for the linters to judge.
         with open(os.path.join(GOLDEN, name, f + ".golden")) as golden, open(tmp_path / "out" / "sriov-networks" / f) as now:

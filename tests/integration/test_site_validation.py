@@ -8,13 +8,10 @@ phases only (nothing connects to a node when validation stops the run first), an
 output.
 """
 
-import os
 import re
 
 import yaml
-from _runner import REPO, SITE, append, site
-
-FALLBACK = "Validate the SR-IOV policies and networks here, as the controller would (no k8s_controller host in this run)"
+from _runner import append, site
 
 
 def recap(out):
@@ -95,20 +92,14 @@ def test_example_inventory_has_no_unknown_variables(inv):
     assert rc == 0 and "no role of gpufabric.roce reads it" not in out, out
 
 
-def test_fallback_vars_mirror_the_sriov_networks_role():
-    # The roce_nodes play renders with the controller's variables over the role defaults it repeats:
-    # the keys must be the role's, and each constant default the role's default.
-    with open(SITE) as f:
-        plays = yaml.safe_load(f)
-    task = next(t for p in plays for t in p.get("tasks", []) if t.get("name") == FALLBACK)
-    with open(os.path.join(REPO, "roles", "sriov_networks", "vars", "main.yml")) as f:
-        role_keys = set(yaml.safe_load(f)["__sriov_networks_defaults"])
-    with open(os.path.join(REPO, "roles", "sriov_networks", "defaults", "main.yml")) as f:
-        defaults = yaml.safe_load(f)
-    assert set(task["vars"]) == role_keys | {"sriov_networks_hosts", "__site_cv"}
-    for key, expr in task["vars"].items():
-        default = defaults.get(key)
-        if key.startswith("__") or (isinstance(default, str) and "{{" in default) or key not in defaults:
-            continue
-        literal = re.search(r"\| default\((.*)\) \}\}$", expr.strip()).group(1)
-        assert yaml.safe_load("null" if literal == "none" else literal) == default, key
+def test_limit_run_renders_with_the_controllers_view_of_the_role(inv):
+    # role_view reads the controller's variables over the role's own defaults, templated there: the namespace
+    # default follows network_operator_namespace, which only the controller sets. Same render with or without it.
+    append(inv / "group_vars" / "k8s_controller.yml", "network_operator_namespace: roce-ops\n")
+    append(inv / "group_vars" / "roce_nodes.yml", "network_operator_namespace: not-the-controllers\n")
+    expected = "2 SriovNetworkNodePolicies and 2 SriovNetworks for 2 nodes (IPAM host-local, namespace roce-ops)"
+    for args in ((), ("--limit", "node1")):
+        rc, out = site(inv, "--tags", "never", *args)
+        assert rc == 0, out
+        assert expected in " ".join(out.split()), (args, out)
+    assert "Read the controller's settings of the SR-IOV render" in out
