@@ -22,7 +22,8 @@ SHARED_ROCE_VARS = frozenset((
     'roce_pf', 'roce_sriov_pf', 'roce_num_vfs', 'roce_vfs', 'roce_vf_mode', 'roce_mtu', 'roce_vlan_id',
     'roce_pod_subnet', 'roce_pod_gateway', 'roce_node_name', 'roce_k8s_mode', 'roce_render_dir', 'roce_fabric_name',
     'roce_serial', 'roce_max_fail_percentage', 'roce_strategy', 'roce_teardown_crds', 'roce_teardown_remove_vfs',
-    'roce_plan', 'roce_plan_out', 'roce_plan_artifact', 'roce_inventory_complete',
+    'roce_plan', 'roce_plan_out', 'roce_plan_artifact', 'roce_inventory_complete', 'roce_impact_out',
+    'roce_impact',
     'roce_rails', 'roce_rail_overrides', 'roce_node_index',
 ))
 SHOWN_HOSTS = 3

@@ -64,12 +64,41 @@ def _states_carry(cluster, prefix):
                    for g in i.get("vfGroups") or [] if g.get("policyName", "").startswith(prefix)})
 
 
+def _check_the_change_impact_report(inv, cluster, tmp_path):
+    """Before the teardown, on the synced rollout (issue 21): a --check run with node1's numVfs above its ConnectX
+    firmware's 16 (the node state's totalvfs) and node2's MTU lowered reports, per node, the operator's drain (and
+    node1's reboot), as JSON (roce_impact_out) and as a table, and changes nothing in the cluster."""
+    host_vars = {h: (inv / "host_vars" / ("%s.yml" % h)) for h in ("node1", "node2")}
+    saved = {h: p.read_text() for h, p in host_vars.items()}
+    host_vars["node1"].write_text(saved["node1"] + "roce_num_vfs: 32\n")
+    host_vars["node2"].write_text(saved["node2"] + "roce_mtu: 4000\n")
+    out_file = tmp_path / "impact.json"
+    try:
+        rc, out = _site(inv, cluster, "operator,sriov", "--check", "-e", "roce_impact_out=%s" % out_file)
+    finally:
+        for h, text in saved.items():
+            host_vars[h].write_text(text)
+    assert rc == 0, out[-8000:]
+    report = json.loads(out_file.read_text())
+    rows = {r["node"]: r for r in report["nodes"]}
+    assert report["check_mode"] is True and report["disrupted"] == 2, report
+    assert rows["node1"]["disruption"] == "operator drain, reboot", report
+    assert rows["node1"]["changes"] == ["policy roce-node1: numVfs 8 -> 32: operator drain and reboot (ConnectX firmware change)"]
+    assert rows["node2"]["disruption"] == "operator drain", report
+    assert rows["node2"]["changes"] == ["policy roce-node2: mtu 9000 -> 4000: operator drain"]
+    flat = _flat(out)
+    assert "Change impact (check mode: what this run would do): 2 node(s), 2 with changes, 2 disrupted" in flat, out[-8000:]
+    policies = {p["metadata"]["name"]: p["spec"] for p in cluster.kube.items(sriov_path("sriovnetworknodepolicies"))}
+    assert (policies["roce-node1"]["numVfs"], policies["roce-node2"]["mtu"]) == (8, 9000)
+
+
 def test_teardown_undoes_the_rollout_and_only_its_own(cluster, helm_release, tmp_path):
     inv = _inventory(tmp_path / "pool-a", cluster, {"node1": _node("node1", 0), "node2": _node("node2", 1)})
     rc, out = _site(inv, cluster, "operator,sriov")
     assert rc == 0, out[-8000:]
     assert _names(cluster, "sriovnetworknodepolicies") == ["roce-node1", "roce-node2"]
     assert _states_carry(cluster, "roce-") == ["node1", "node2"]
+    _check_the_change_impact_report(inv, cluster, tmp_path)
     cluster.kube.create(sriov_path("sriovnetworks"), _network("poolb-node9", {MANAGED: "gpufabric.roce", "gpufabric.roce/fabric": "pool-b"}))
     cluster.kube.create(sriov_path("sriovnetworks"), _network("hand-made", {}))
     crds = {c["metadata"]["name"] for c in cluster.kube.items(_kube.path("apiextensions.k8s.io", "v1", "customresourcedefinitions"))}

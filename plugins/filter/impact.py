@@ -1,0 +1,63 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters of the change-impact report (module_utils/_impact.py; README.md, "Change-impact report")."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type  # noqa: UP001
+
+from ansible_collections.gpufabric.roce.plugins.module_utils import _impact as im
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import _plain
+
+# What the phases registered, read through hostvars: host_network's results on each node (no task of its own per node:
+# at 10,000 nodes a set_fact per node would cost more than the report) and sriov_networks' fact on the controller.
+HOST_VFS = ('__host_network_vfs_result', '__host_network_rails_vfs_result')
+# Registered only where the node is drained around a VF reset (host VF mode, host_network_drain, reset allowed).
+HOST_DRAIN_PREDICTIONS = ('__host_network_vf_prediction', '__host_network_rails_prediction')
+HOST_GATEWAYS = '__host_network_gateways_result'
+CONTROLLER_FACT = '__sriov_networks_impact'
+
+
+def _host_part(hv):
+    if not any(k in hv for k in HOST_VFS + (HOST_GATEWAYS,)):
+        return None
+    vfs = [_plain(hv.get(k)) for k in HOST_VFS if k in hv]
+    predictions = im.host_impact([_plain(hv.get(k)) for k in HOST_DRAIN_PREDICTIONS if k in hv], [], True)
+    part = im.host_impact(vfs, [_plain(hv.get(HOST_GATEWAYS))] if HOST_GATEWAYS in hv else [], predictions['drain'])
+    return part
+
+
+def impact_operator(rendered, live_policies, node_states, removed=None):
+    rendered = _plain(rendered or {})
+    return {'nodes': {n['host']: n['node_name'] for n in rendered.get('nodes') or []},
+            'changes': im.operator_impact(rendered.get('policies') or [], _plain(live_policies or []),
+                                          _plain(node_states or []), _plain(removed or []))}
+
+
+def _raw(hostvars, host):
+    # Registered results and facts are data, not templates: read them raw (hostvars[host] would build a template
+    # engine per node, most of the report's time at 10,000 nodes).
+    if hasattr(hostvars, 'raw_get'):
+        raw = hostvars.raw_get(host)
+        return raw if isinstance(raw, dict) else {}
+    return hostvars.get(host) or {}
+
+
+def impact_report(hostvars, hosts, controllers=None, check_mode=True):
+    host_parts, operator_parts, node_names = {}, {}, {}
+    for host in controllers or []:
+        part = _plain(_raw(hostvars, host).get(CONTROLLER_FACT))
+        if part:
+            node_names.update(part['nodes'])
+            operator_parts.update(part['changes'])
+    for host in hosts or []:
+        part = _host_part(_raw(hostvars, host))
+        if part:
+            host_parts[host] = part
+    return im.report(list(hosts or []), host_parts, operator_parts, node_names, check_mode)
+
+
+class FilterModule(object):
+    def filters(self):
+        return {'impact_operator': impact_operator, 'impact_report': impact_report}
