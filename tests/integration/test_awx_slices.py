@@ -47,7 +47,7 @@ def run_job(pdd, **kw):
     return result
 
 
-def multirail_inventory(path, nodes=20, rails=2):
+def multirail_inventory(path, nodes=10, rails=2):
     """inventories/example's group_vars with the first ``rails`` rails of inventories/example-multirail."""
     os.makedirs(os.path.join(path, "group_vars"))
     os.makedirs(os.path.join(path, "host_vars"))
@@ -94,7 +94,7 @@ def rollout(tmp_path, inventory, slices):
 @pytest.mark.parametrize("inventory,slices,rails", [
     (os.path.join(REPO, "inventories", "example"), 2, 1),
     (None, 3, 2),
-], ids=["example-2-slices", "20-nodes-2-rails-3-slices"])
+], ids=["example-2-slices", "10-nodes-2-rails-3-slices"])
 def test_slices_read_the_plan_and_never_remove_routes_without_it(tmp_path, inventory, slices, rails):
     inventory = inventory or multirail_inventory(str(tmp_path / "inv"))
     reference, with_plan, without_plan, sliced_nodes = rollout(tmp_path, inventory, slices)

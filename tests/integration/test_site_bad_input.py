@@ -216,11 +216,11 @@ def test_a_drain_timeout_of_zero_before_a_vf_reset_is_refused_before_phase_1(inv
                                         "or host_network_drain: false to reset the VFs without draining the node"])
 
 
-@pytest.mark.parametrize("knob", ["roce_plan", "roce_plan_out"])
+@pytest.mark.parametrize("knob", ["roce_plan", "roce_plan_out", "roce_impact_out"])
 def test_a_relative_plan_path_is_refused_before_phase_1(inv, knob):
     assert_refused_before_phase_1(inv, [
         '%s="plan.json"' % knob,
-        "a plan file must be an absolute path on the controller. Fix: -e roce_plan_out=$PWD/plan.json",
+        "a plan or report file must be an absolute path on the controller. Fix: -e roce_plan_out=$PWD/plan.json",
     ], "--tags", "host_network", "-e", "%s=plan.json" % knob)
 
 
