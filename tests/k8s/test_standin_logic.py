@@ -13,7 +13,7 @@ import pytest
 import yaml
 from k8s_helpers import chart_path, shared_chart
 import controlplane
-from standins import hardware, network_operator, nfd, sriov_cni, sriov_policy, upgrade_crd_hook
+from standins import hardware, network_operator, nfd, sriov_cni, sriov_operator, sriov_policy, upgrade_crd_hook
 
 PF = {"name": "enp157s0np0", "pciAddress": "0000:9d:00.0", "vendor": "15b3", "deviceID": "101d", "driver": "mlx5_core",
       "totalvfs": 16, "mtu": 9000, "linkType": "ETH", "numVfs": 0}
@@ -198,3 +198,14 @@ def test_upgrade_crd_hook_applies_the_crds_of_the_chart_it_belongs_to():
     assert upgrade_crd_hook.is_hook_pod(pod)
     with pytest.raises(upgrade_crd_hook.HookError, match="network-operator-9.9.9.tgz not found"):
         upgrade_crd_hook.UpgradeCrdHook(None, chart_path().parent).archive(pod)
+
+
+def test_a_test_widens_the_operator_delay_for_one_step_through_the_state_dir(tmp_path):
+    op = sriov_operator.SriovStandin(None, {}, "ns", "nvidia.com", sync_delay=5.0, state_dir=str(tmp_path))
+    assert op._current_sync_delay() == 5.0
+    (tmp_path / "standins-sync-delay").write_text("40\n")
+    assert op._current_sync_delay() == 40.0
+    (tmp_path / "standins-sync-delay").write_text("not a number")
+    assert op._current_sync_delay() == 5.0
+    (tmp_path / "standins-sync-delay").unlink()
+    assert op._current_sync_delay() == 5.0

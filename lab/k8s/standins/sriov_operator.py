@@ -10,7 +10,8 @@ Upstream (k8snetworkplumbingwg/sriov-network-operator v1.6.0 / network-operator-
   an empty spec, owned by the SriovOperatorConfig; the policies are written into spec.interfaces only
   once the daemon has reported status.interfaces, and the operator does not watch node states (it
   acts 1 s after a policy/node event, else at its 5-minute resync). The stand-in models that gap as
-  `sync_delay`: a new desired spec reaches the node state `sync_delay` seconds after it is seen.
+  `sync_delay`: a new desired spec reaches the node state `sync_delay` seconds after it is seen (a test may
+  override it while the file `standins-sync-delay` exists in the state directory).
 - config daemon, pkg/daemon: reports the node's PFs in status.interfaces with syncStatus Succeeded
   (an empty spec is in sync), then, for every new spec generation: InProgress, and after applying
   (`apply_delay` here) Succeeded with status.interfaces carrying numVfs/mtu, or Failed with
@@ -55,13 +56,25 @@ class SriovStandin:
         self.pending = {}  # node -> (desired spec as JSON, first seen)
         self.daemon = {}  # node -> {"gen", "phase", "since", "error_for"}
         self.checkpoint = Path(state_dir) / "standins-device-plugin.json" if state_dir else None
+        # A test may lengthen the delay for one step only (molecule k8s, tasks/sync.yml): the file, while it exists,
+        # holds the delay in seconds. A test knob, not upstream behaviour; every other step keeps the short delay.
+        self.delay_file = Path(state_dir) / "standins-sync-delay" if state_dir else None
         self.advertised = self._load_checkpoint()
 
     def _path(self, resource, name=None, sub=None):
         return _kube.path(GROUP, VERSION, resource, namespace=self.namespace, name=name, sub=sub)
 
+    def _current_sync_delay(self):
+        if self.delay_file is not None:
+            try:
+                return float(self.delay_file.read_text(encoding="utf-8").strip())
+            except (OSError, ValueError):
+                pass
+        return self.sync_delay
+
     # ---- operator -------------------------------------------------------------------------
     def _operator(self, config, t, note):
+        sync_delay = self._current_sync_delay()
         policies = self.kube.items(self._path("sriovnetworknodepolicies"))
         states = {s["metadata"]["name"]: s for s in self.kube.items(self._path("sriovnetworknodestates"))}
         for node in sriov_policy.daemon_nodes(config, self.kube.items(_kube.path("", "v1", "nodes"))):
@@ -84,8 +97,8 @@ class SriovStandin:
             key = json.dumps(desired, sort_keys=True)
             if self.pending.get(name, (None, 0))[0] != key:
                 self.pending[name] = (key, t)
-            if t - self.pending[name][1] < self.sync_delay:
-                note[name + "/operator"] = "spec pending (%.0fs of %.0fs)" % (t - self.pending[name][1], self.sync_delay)
+            if t - self.pending[name][1] < sync_delay:
+                note[name + "/operator"] = "spec pending (%.0fs of %.0fs)" % (t - self.pending[name][1], sync_delay)
                 continue
             self.kube.patch(self._path("sriovnetworknodestates", name), {"spec": {"interfaces": desired.get("interfaces")}})
             self.pending.pop(name, None)
