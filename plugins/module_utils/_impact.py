@@ -119,13 +119,15 @@ def operator_impact(rendered, live, states, removed=()):
         status = _status_pfs(states.get(node))
         pfs = [pf.split("#")[0] for pf in _pfs(policy)]
         current = [status.get(pf) for pf in pfs]
-        # Unknown state (no node state yet, or a PF it does not list): assume VFs exist, so a drain is not hidden.
+        # Unknown state (no node state yet, or a PF it does not list): assume VFs exist, so a drain is not hidden,
+        # and say that it is assumed.
+        known = bool(current) and all(c is not None for c in current)
         has_vfs = any(c is None or (_num(c.get("numVfs")) or 0) > 0 for c in current) if current else True
         reboot = any(c is not None and c.get("vendor") == MELLANOX and (
             (want_vfs is not None and _num(c.get("totalvfs")) is not None and want_vfs > _num(c.get("totalvfs"))) or link_changed)
             for c in current)
         out.setdefault(node, []).append({"policy": policy["metadata"]["name"], "pfs": pfs, "change": change, "fields": fields,
-                                         "drain": has_vfs, "reboot": reboot})
+                                         "drain": has_vfs, "reboot": reboot, "state_known": known})
 
     for policy in rendered or []:
         node, name, spec = _policy_node(policy), policy["metadata"]["name"], policy.get("spec") or {}
@@ -170,7 +172,10 @@ def _node_rows(host, node, host_part, operator_part):
                 "removed": "policy %s removed (VFs of %s go)" % (c["policy"], ", ".join(c["pfs"]))}[c["change"]]
         if c["change"] == "new":
             what += " (%s)" % fields if fields else ""
-        effect = "operator drain" if c["drain"] else "operator configures VFs, no drain (no VFs yet)"
+        if not c.get("state_known", True):
+            effect = "operator drain, unless %s has no VFs yet (no SriovNetworkNodeState tells)" % ", ".join(c["pfs"])
+        else:
+            effect = "operator drain" if c["drain"] else "operator configures VFs, no drain (no VFs yet)"
         if c["reboot"]:
             effect += " and reboot (ConnectX firmware change)"
         effects.append("%s: %s" % (what, effect))
@@ -179,8 +184,10 @@ def _node_rows(host, node, host_part, operator_part):
         disruption.append("drain + VF reset")
     elif host_part and host_part["vf_reset"]:
         disruption.append("VF reset without drain")
-    if any(c["drain"] for c in operator_part or []):
+    if any(c["drain"] and c.get("state_known", True) for c in operator_part or []):
         disruption.append("operator drain")
+    elif any(c["drain"] for c in operator_part or []):
+        disruption.append("possible operator drain")
     if any(c["reboot"] for c in operator_part or []):
         disruption.append("reboot")
     if host_part and any(g["routes_removed"] or g["routes_changed"] or g["addresses_removed"] for g in host_part["gateways"]):

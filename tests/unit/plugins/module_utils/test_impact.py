@@ -62,7 +62,7 @@ def test_operator_numvfs_above_the_firmware_drains_and_reboots_a_connectx_node()
     changes = im.operator_impact([_policy("roce-node1", "node1", num_vfs=32)], [_policy("roce-node1", "node1", num_vfs=8)],
                                  [_state("node1", totalvfs=16)])
     assert changes == {"node1": [{"policy": "roce-node1", "pfs": ["eth0"], "change": "update", "fields": {"numVfs": [8, 32]},
-                                  "drain": True, "reboot": True}]}
+                                  "drain": True, "reboot": True, "state_known": True}]}
     row = im.report(["node1"], {}, changes)["nodes"][0]
     assert row["disruption"] == "operator drain, reboot"
     assert row["changes"] == ["policy roce-node1: numVfs 8 -> 32: operator drain and reboot (ConnectX firmware change)"]
@@ -85,7 +85,8 @@ def test_a_new_policy_on_a_pf_without_vfs_is_no_drain_and_an_unknown_state_assum
     assert rows["node1"]["disruption"] == im.NONE
     assert rows["node1"]["changes"] == ["new policy p1 (deviceType None -> netdevice, isRdma None -> True, mtu None -> 9000, "
                                         "numVfs None -> 8): operator configures VFs, no drain (no VFs yet)"]
-    assert rows["node2"]["disruption"] == "operator drain"
+    assert rows["node2"]["disruption"] == "possible operator drain"
+    assert rows["node2"]["changes"][0].endswith("operator drain, unless eth0 has no VFs yet (no SriovNetworkNodeState tells)")
 
 
 def test_pruned_policy_drains_and_unchanged_policies_are_not_listed():
