@@ -36,3 +36,21 @@ attributes:
     membership:
       - gpufabric.roce.roce
 """
+
+    # The attributes of the actions that only read variables on the controller (validate_role_arguments,
+    # unknown_variables, role_view).
+    CONTROLLER_READONLY = r"""
+options: {}
+attributes:
+  check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
+    support: full
+    details: Changes nothing in any mode.
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    support: none
+  platform:
+    description: Target OS/families that can be operated against.
+    support: N/A
+    platforms: posix
+"""

@@ -39,18 +39,8 @@ options:
     type: list
     elements: str
     required: true
-attributes:
-  check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
-    support: full
-    details: Changes nothing in any mode.
-  diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
-    support: none
-  platform:
-    description: Target OS/families that can be operated against.
-    support: N/A
-    platforms: posix
+extends_documentation_fragment:
+  - gpufabric.roce.roce.controller_readonly
 notes:
   - Play, block and role parameters of another play are not seen, only what the inventory and extra vars give the host.
   - The result can carry whatever the variables hold; do not name secret-bearing variables, or set C(no_log) on the task.

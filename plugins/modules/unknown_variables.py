@@ -41,18 +41,8 @@ options:
     type: list
     elements: str
     default: []
-attributes:
-  check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
-    support: full
-    details: Changes nothing in any mode.
-  diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
-    support: none
-  platform:
-    description: Target OS/families that can be operated against.
-    support: N/A
-    platforms: posix
+extends_documentation_fragment:
+  - gpufabric.roce.roce.controller_readonly
 notes:
   - Run it once (C(run_once=true)); it reads every host's variables itself.
   - Variables given as play, block or role parameters are not seen; only what the inventory and extra vars give each host.

@@ -48,18 +48,8 @@ options:
     description: Hosts to check. Defaults to the play's hosts (C(ansible_play_hosts_all)), so C(--limit) applies.
     type: list
     elements: str
-attributes:
-  check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
-    support: full
-    details: Changes nothing in any mode.
-  diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
-    support: none
-  platform:
-    description: Target OS/families that can be operated against.
-    support: N/A
-    platforms: posix
+extends_documentation_fragment:
+  - gpufabric.roce.roce.controller_readonly
 notes:
   - Run it once (C(run_once=true)); it reads every host's variables itself.
   - Role parameters and play or block C(vars) are not seen (this is the check of what the inventory and extra vars give
