@@ -23,7 +23,7 @@ class ActionModule(ActionBase):
         result = super().run(tmp, task_vars)
         task_vars = task_vars or {}
         args = self._task.args
-        host, names = '%s' % args.get('host') or '', args.get('names') or []
+        host, names = '%s' % (args.get('host') or ''), args.get('names') or []
         if not host or not isinstance(names, list) or not names:
             raise AnsibleError('role_view: host (an inventory host) and names (a non-empty list of variable names) are required')
         role = rx.Role(self._loader, args.get('role') or '')
