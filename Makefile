@@ -84,8 +84,10 @@ lab-status:
 # lab follows it there rather than after the controller-only stages.
 # Every stage's wall time and exit code go to .build/logs/stage-times.tsv and the table printed last.
 STAGE_LOGS := $(REPO)/.build/logs
-FOREGROUND_STAGES := lint sanity unit integration k8s molecule-k8s-render molecule-k8s
-BACKGROUND_STAGES := molecule-lab molecule-lab-reboot
+# ansible-test sanity follows the labs in the background: in the clean-clone run of 5a96393 the foreground took 1,790 s and
+# the labs 1,640 s (every stage is CPU-bound on 2 cores), so moving its 87 s there balances the two sides.
+FOREGROUND_STAGES := lint unit integration k8s molecule-k8s-render molecule-k8s
+BACKGROUND_STAGES := molecule-lab molecule-lab-reboot sanity
 test: deps link
 	@start=$$(date +%s)
 	mkdir -p $(STAGE_LOGS)
@@ -99,7 +101,7 @@ test: deps link
 	  return $$rc
 	}
 	show_times() {
-	  echo "== stage wall times (s; the two labs ran one after the other, beside the other stages)"
+	  echo "== stage wall times (s; $(BACKGROUND_STAGES) ran one after the other, beside the other stages)"
 	  awk -F'\t' 'BEGIN { printf "%-22s %8s %5s\n", "stage", "seconds", "exit" } { printf "%-22s %8s %5s\n", $$1, $$2, $$3 }' "$$times"
 	}
 	# Its own process group (set -m), so that stop_lab reaches molecule, ansible and the VMs' launcher.
