@@ -34,11 +34,9 @@ class ActionModule(ActionBase):
         ctx = rx.Context(rx.Templater(self._templar), host, raw, role, play)
         view = {}
         for name in ('%s' % n for n in names):
-            value = ctx.raw_lookup(name)
+            value = ctx.value(name)
             if value is ra.UNDEFINED:
                 raise AnsibleError('role_view: %s is neither a variable of host %s nor a default or var of role %s' % (name, host, role.name))
-            if ra.has_template(value):
-                value = ctx.templater.template_once(value, ctx)
             if value is not rx.OMITTED:
                 view[name] = value
         result.update(changed=False, host=host, role=role.name, vars=view)

@@ -22,10 +22,9 @@ CONTROLLER_FACT = '__sriov_networks_impact'
 def _host_part(hv):
     if not any(k in hv for k in HOST_VFS + (HOST_GATEWAYS,)):
         return None
-    vfs = [_plain(hv.get(k)) for k in HOST_VFS if k in hv]
-    predictions = im.host_impact([_plain(hv.get(k)) for k in HOST_DRAIN_PREDICTIONS if k in hv], [], True)
-    part = im.host_impact(vfs, [_plain(hv.get(HOST_GATEWAYS))] if HOST_GATEWAYS in hv else [], predictions['drain'])
-    return part
+    drained = im.reset_predicted([_plain(hv.get(k)) for k in HOST_DRAIN_PREDICTIONS if k in hv])
+    return im.host_impact([_plain(hv.get(k)) for k in HOST_VFS if k in hv],
+                          [_plain(hv.get(HOST_GATEWAYS))] if HOST_GATEWAYS in hv else [], drained)
 
 
 def impact_operator(rendered, live_policies, node_states, removed=None):

@@ -82,6 +82,11 @@ def host_impact(vf_results, gateway_results, drain):
     return {"vfs": vfs, "vf_reset": reset, "drain": bool(drain) and reset, "gateways": gws}
 
 
+def reset_predicted(results):
+    """Whether any ``sriov_vf`` result (single or loop) resets existing VFs."""
+    return any(v["reset"] for v in (vf_impact(r) for r in _flat(results)) if v)
+
+
 def _flat(results):
     out = []
     for r in results or []:

@@ -125,6 +125,14 @@ class Context:
             value = self.templater.template_once(value, self)
         return value, source
 
+    def value(self, name):
+        """``name`` as the role sees it on this host (its variables over the role's vars and defaults), templated;
+        ra.UNDEFINED when none of them has it, OMITTED when it templates to omit."""
+        value = self.raw_lookup(name)
+        if value is not ra.UNDEFINED and ra.has_template(value):
+            value = self.templater.template_once(value, self)
+        return value
+
     def truth(self, expression):
         # Built here, so not tagged as coming from a trusted file: the expression itself is the task's.
         value = self.templater.template_once(trust_as_template('{{ (%s) | bool }}' % expression), self)

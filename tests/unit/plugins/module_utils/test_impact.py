@@ -110,3 +110,9 @@ def test_nothing_to_do_says_so():
     data = im.report(["n1"], {"n1": im.host_impact([_vf("eth0", 8, 8, False, changed=False)], [], True)}, {}, check_mode=False)
     assert data["changed"] == 0
     assert data["table"].splitlines()[-1] == "No node changed."
+
+
+def test_a_drain_is_read_from_the_prediction_results_only_when_one_resets():
+    # host_network registers its check-mode predictions only where it drains around a reset; skipped ones count as none.
+    assert im.reset_predicted([{"results": [_vf("eth0", 4, 8, True)]}, {"skipped": True}])
+    assert not im.reset_predicted([_vf("eth0", 0, 8, False), {"skipped": True, "results": []}])
