@@ -59,8 +59,15 @@ def generate_inventory(path, nodes, rails=0):
         with open(os.path.join(REPO, "inventories", "example-multirail", "group_vars", "roce_nodes.yml")) as fh:
             plan = [line for line in fh if line.startswith("  - {name: rail")]
         with open(os.path.join(path, "group_vars", "roce_nodes.yml"), "a") as fh:
-            # /26 per node and rail: a /16 pool then holds 1,024 nodes (the example's /24 holds 256).
-            fh.write("roce_rails:\n" + "".join(line.replace("subnet_prefix: 24", "subnet_prefix: 26") for line in plan[:rails]))
+            # /26 per node and rail: a /16 pool then holds 1,024 nodes (the example's /24 holds 256); beyond
+            # that each rail gets its own /12 (16,384 nodes), as the validation rightly refuses a full pool.
+            lines = [line.replace("subnet_prefix: 24", "subnet_prefix: 26") for line in plan[:rails]]
+            if nodes > 1024:
+                lines = [
+                    re.sub(r"subnet_pool: [0-9.]+/16", "subnet_pool: 10.%d.0.0/12" % (16 * (r + 1)), line)
+                    for r, line in enumerate(lines)
+                ]
+            fh.write("roce_rails:\n" + "".join(lines))
     subnets = ipaddress.ip_network("10.255.0.0/16").subnets(new_prefix=30)
     names = []
     for i in range(1, nodes + 1):
@@ -128,13 +135,17 @@ def run_site(work, nodes, tags, args, attempt, *, extra=()):
         env.update(ANSIBLE_CALLBACKS_ENABLED="ansible.posix.profile_tasks", PROFILE_TASKS_TASK_OUTPUT_LIMIT="5")
     load_before = os.getloadavg()[0]
     start = time.monotonic()
-    proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, check=False, timeout=args.timeout)
+    returncode, stdout, stderr, usage = run_measured(cmd, work, env, args.timeout)
     wall = time.monotonic() - start
     load_after = os.getloadavg()[0]
-    if proc.returncode != 0:
-        sys.stderr.write(proc.stdout[-6000:] + proc.stderr[-3000:])
-        raise SystemExit("site.yml --tags %s on %d nodes failed (rc=%d)" % (tags, nodes, proc.returncode))
-    result = {"seconds": round(wall, 2), "load_before": round(load_before, 2), "load_after": round(load_after, 2)}
+    if returncode != 0:
+        sys.stderr.write(stdout[-6000:] + stderr[-3000:])
+        raise SystemExit("site.yml --tags %s on %d nodes failed (rc=%d)" % (tags, nodes, returncode))
+    result = {
+        "seconds": round(wall, 2), "load_before": round(load_before, 2), "load_after": round(load_after, 2),
+        # ru_maxrss of the run: the largest of ansible-playbook and the forks it waited for (kB on Linux).
+        "peak_rss_mb": round(usage.ru_maxrss / 1024), "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 1),
+    }
     if "sriov" in tags:
         kinds = count_kinds(render_dir)
         result["rendered"] = kinds
@@ -145,10 +156,31 @@ def run_site(work, nodes, tags, args, attempt, *, extra=()):
             raise SystemExit("render on %d nodes wrote no NicClusterPolicy: %s" % (nodes, kinds))
     if args.profile:
         result["slowest_tasks"] = [
-            (m.group("task").strip(), float(m.group("secs"))) for m in map(PROFILE_LINE.match, proc.stdout.splitlines()) if m
+            (m.group("task").strip(), float(m.group("secs"))) for m in map(PROFILE_LINE.match, stdout.splitlines()) if m
         ][:5]
     shutil.rmtree(render_dir, ignore_errors=True)
     return result
+
+
+def run_measured(cmd, cwd, env, timeout):
+    """Run ``cmd``; returns (returncode, stdout, stderr, rusage of this run alone): wait4 on the child gives
+    its own resource usage, where subprocess.run would leave only the sum over every run of this script."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=err, text=True)  # noqa: S603
+        deadline = time.monotonic() + timeout
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > deadline:
+                proc.kill()
+                pid, status, usage = os.wait4(proc.pid, 0)
+                break
+            time.sleep(0.2)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return proc.returncode, out.read(), err.read(), usage
 
 
 def plan_runs(work, nodes, args, attempt, results):
@@ -185,6 +217,8 @@ def summarise(results, node_counts):
             row[mode] = min(secs)
             row[mode + "_all"] = secs
             row[mode + "_load"] = [r["load_before"] for r in runs]
+            row[mode + "_cpu"] = min(r["cpu_seconds"] for r in runs)
+            row[mode + "_rss"] = max(r["peak_rss_mb"] for r in runs)
             row[mode + "_ratio"] = round(min(secs) / min(r["seconds"] for r in results[base][mode]), 2)
         rows.append(row)
     return rows
@@ -211,13 +245,13 @@ def table(rows, label, args, started):
         cmd,
         "```",
         "",
-        "| nodes | `--tags never` (validation) | ratio vs %d | `--tags operator,sriov` (validation + render) | ratio vs %d | load avg before each run |"
-        % (base, base),
-        "|---|---|---|---|---|---|",
+        "| nodes | `--tags never` (validation) | ratio vs %d | `--tags operator,sriov` (validation + render) | ratio vs %d "
+        "| CPU s (validation / render) | peak RSS | load avg before each run |" % (base, base),
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         out.append(
-            "| %d | **%.1f s**%s | %.2f× | **%.1f s**%s | %.2f× | %s |"
+            "| %d | **%.1f s**%s | %.2f× | **%.1f s**%s | %.2f× | %.0f / %.0f | %d MB | %s |"
             % (
                 r["nodes"],
                 r["validate"],
@@ -226,6 +260,9 @@ def table(rows, label, args, started):
                 r["render"],
                 " (runs: %s)" % ", ".join("%.1f" % s for s in r["render_all"]) if len(r["render_all"]) > 1 else "",
                 r["render_ratio"],
+                r["validate_cpu"],
+                r["render_cpu"],
+                max(r["validate_rss"], r["render_rss"]),
                 " / ".join("%.1f" % x for x in r["validate_load"] + r["render_load"]),
             )
         )
@@ -300,8 +337,8 @@ def main():
                 for mode, tags in MODES:
                     r = run_site(work, nodes, tags, args, attempt)
                     results[nodes][mode].append(r)
-                    print("%5d nodes  %-8s %7.2f s  (load %.1f -> %.1f)%s" % (
-                        nodes, mode, r["seconds"], r["load_before"], r["load_after"],
+                    print("%5d nodes  %-8s %7.2f s  (CPU %.1f s, peak RSS %d MB, load %.1f -> %.1f)%s" % (
+                        nodes, mode, r["seconds"], r["cpu_seconds"], r["peak_rss_mb"], r["load_before"], r["load_after"],
                         "".join("\n      %6.2fs %s" % (s, t) for t, s in r.get("slowest_tasks", []))), flush=True)
             if args.plan:
                 for nodes in node_counts:
@@ -312,8 +349,10 @@ def main():
             block = block.replace("<!-- site_scale:%s:end -->" % args.label, plan_table(results, node_counts) + "\n<!-- site_scale:%s:end -->" % args.label)
         print("\n" + block)
         largest = rows[-1]
+        # Issue 10: 1,000 nodes in <= 30 s; issue 21: 10,000 nodes x 8 rails in <= 60 s.
+        goal_wall = GOAL_WALL_S if largest["nodes"] <= 1000 else 2 * GOAL_WALL_S
         goals = {
-            "render_%d_le_%ds" % (largest["nodes"], GOAL_WALL_S): largest["render"] <= GOAL_WALL_S,
+            "render_%d_le_%ds" % (largest["nodes"], goal_wall): largest["render"] <= goal_wall,
             "ratio_%d_vs_%d_le_%dx" % (largest["nodes"], rows[0]["nodes"], GOAL_RATIO): max(largest["validate_ratio"], largest["render_ratio"]) <= GOAL_RATIO,
         }
         print("\ngoals: %s" % json.dumps(goals))
