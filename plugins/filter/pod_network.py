@@ -9,6 +9,7 @@ __metaclass__ = type  # noqa: UP001
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import _plain
 from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import fabric_table as _fabric
 from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import vlan_gateway_plan as _plan
 from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import vlan_gateway_plans as _plans
@@ -24,7 +25,9 @@ class _RawFirst(object):
     ``hostvars[host]`` builds a template engine for the host and templates every value read; at
     1,000 nodes that is most of the plan's time, yet the roce_* values are nearly always plain
     inventory scalars. Plain values are used as they are; only a value that is itself a template
-    goes through ``hostvars[host]`` to be rendered in the host's context."""
+    goes through ``hostvars[host]`` to be rendered in the host's context, and comes back as plain data: a lazy
+    container carries the host's whole variable context, which ArgumentSpecValidator's deepcopy (a rail's vfs)
+    would then copy once per node and rail."""
 
     def __init__(self, hostvars, host, raw):
         self._hostvars, self._host, self._raw = hostvars, host, raw
@@ -32,7 +35,7 @@ class _RawFirst(object):
     def __getitem__(self, key):
         value = self._raw[key]
         if _is_template(value) or isinstance(value, (dict, list)):
-            return self._hostvars[self._host][key]
+            return _plain(self._hostvars[self._host][key])
         return value
 
 
