@@ -28,8 +28,8 @@ the /16 pools hold the nodes) in host VF mode (roce_vf_mode: host, so that sriov
 are compared). Per-VF settings (--vfs): "node" (default) gives every node and rail two VFs with node-specific
 settings in roce_rail_overrides (a MAC on VF 0), so that a slice reading another node's entry would show; "rail"
 puts the same two VFs in roce_rails for every node; "none" leaves them out (sriov_vf still gets each rail's PF and
-VF count). With "node" the plan's own computation grows much faster than the node count on ansible-core 2.19
-(benchmarks/README.md, "AWX job slicing at fleet scale"). The NCCL step of the host phase is off
+VF count). With "node" the plan's own computation grew much faster than the node count on ansible-core 2.19 until
+e5ffac4 (benchmarks/README.md, "AWX job slicing at fleet scale"). The NCCL step of the host phase is off
 (host_network_nccl: false): it reads the node's RDMA devices (rdma_facts), which this machine does not have.
 
 Exit code 0 only when every check holds: every node's recorded calls (sriov_vf and vlan_gateway, every rail) of
