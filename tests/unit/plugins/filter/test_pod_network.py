@@ -246,4 +246,5 @@ def test_filter_hands_the_planners_plain_containers_not_the_hosts_lazy_ones():
     rails = [{'name': 'rail0', 'pf': 'enp1s0np0', 'vlan': 101, 'subnet_pool': '10.101.0.0/16', 'subnet_prefix': 24}]
     hv = FakeHostVars(n1={'roce_rails': rails, 'roce_node_index': 0})
     value = _view(hv)['n1']['roce_rails']
-    assert type(value) is list and [type(r) for r in value] == [dict] and value == rails
+    assert isinstance(value, list) and not isinstance(value, Lazy) and not any(isinstance(r, LazyDict) for r in value)
+    assert value == rails
