@@ -56,7 +56,6 @@ import json
 import os
 import resource
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -65,12 +64,12 @@ import ansible_runner
 import yaml
 
 REPO = os.path.realpath(os.path.join(os.path.dirname(os.path.realpath(__file__)), ".."))
-README = os.path.join(REPO, "benchmarks", "README.md")
 sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
 sys.path.insert(0, os.path.join(REPO, ".build", "collections"))
 
 from _awx_slice import import_inventory, private_data_dir  # noqa: E402
 from _runner import SITE  # noqa: E402
+from site_scale import git_head, write_readme  # noqa: E402
 
 STAND_IN_MODULES = ("sriov_vf", "vlan_gateway")
 # What the CI test sets: the nodes' names resolve nowhere, and nothing may reach this machine's network over SSH.
@@ -360,32 +359,6 @@ def block(label, started, args, *, table, checks, plan_bytes):
     return "\n".join(lines)
 
 
-def write_readme(text_block, label):
-    with open(README) as fh:
-        text = fh.read()
-    begin = "<!-- awx_slices:%s:begin" % label
-    end = "<!-- awx_slices:%s:end -->" % label
-    anchor = "<!-- awx_slices:blocks -->"
-    if begin in text and end in text:
-        head, rest = text.split(begin, 1)
-        text = head + text_block + rest.split(end, 1)[1]
-    elif anchor in text:
-        text = text.replace(anchor, text_block + "\n\n" + anchor, 1)
-    else:
-        sys.stderr.write("benchmarks/README.md has no %s anchor: figures not written there\n" % anchor)
-        return False
-    with open(README, "w") as fh:
-        fh.write(text)
-    return True
-
-
-def git_head():
-    proc = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True, check=False)
-    dirty = subprocess.run(["git", "status", "--porcelain", "--", "playbooks", "roles", "plugins"], cwd=REPO,
-                           capture_output=True, text=True, check=False).stdout.strip()
-    return proc.stdout.strip() + ("+local changes" if dirty else "")
-
-
 def version(module, attr):
     try:
         return getattr(importlib.import_module(module), attr)
@@ -473,7 +446,7 @@ def main():
                 json.dump({"started": started, "nodes": args.nodes, "rails": args.rails, "slices": args.slices, "plan_bytes": plan_bytes,
                            "stand_in": list(STAND_IN_MODULES), "jobs": jobs, "checks": checks}, fh, indent=2)
         if not args.no_readme:
-            write_readme(text_block, args.label)
+            write_readme(text_block, args.label, tool="awx_slices")
         return 0 if all(c["ok"] for c in checks) else 1
     finally:
         if not args.keep:

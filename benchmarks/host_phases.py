@@ -70,7 +70,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
-from site_scale import README, REPO, ansible_version, generate_inventory, git_head  # noqa: E402
+from site_scale import REPO, ansible_version, generate_inventory, git_head, write_readme  # noqa: E402
 
 SITE = os.path.join(REPO, "playbooks", "site.yml")
 PHASE_PLAYS = ("Phase 1 - preflight", "Phase 2 - host networking")
@@ -442,25 +442,6 @@ def table(rows, label, args, started):
     return "\n".join(out)
 
 
-def write_readme(block, label):
-    with open(README) as fh:
-        text = fh.read()
-    begin = "<!-- host_phases:%s:begin" % label
-    end = "<!-- host_phases:%s:end -->" % label
-    anchor = "<!-- host_phases:blocks -->"
-    if begin in text and end in text:
-        head, rest = text.split(begin, 1)
-        text = head + block + rest.split(end, 1)[1]
-    elif anchor in text:
-        text = text.replace(anchor, block + "\n\n" + anchor, 1)
-    else:
-        sys.stderr.write("benchmarks/README.md has no %s anchor: figures not written there\n" % anchor)
-        return False
-    with open(README, "w") as fh:
-        fh.write(text)
-    return True
-
-
 # ---- main ----------------------------------------------------------------------------------------------
 
 def reexec_in_namespaces():
@@ -529,7 +510,7 @@ def main():
             with open(args.json, "w") as fh:
                 json.dump({"started": started, "rows": rows}, fh, indent=2)
         if not args.no_readme:
-            write_readme(block, args.label)
+            write_readme(block, args.label, tool="host_phases")
         return 0
     finally:
         if not args.keep:

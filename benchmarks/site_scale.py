@@ -270,12 +270,14 @@ def table(rows, label, args, started):
     return "\n".join(out)
 
 
-def write_readme(block, label):
+def write_readme(block, label, tool="site_scale"):
+    """(Re)write ``tool``'s block ``label`` in benchmarks/README.md, or add it before ``<!-- tool:blocks -->``
+    (the other benchmark scripts write theirs through this too)."""
     with open(README) as fh:
         text = fh.read()
-    begin = "<!-- site_scale:%s:begin" % label
-    end = "<!-- site_scale:%s:end -->" % label
-    anchor = "<!-- site_scale:blocks -->"
+    begin = "<!-- %s:%s:begin" % (tool, label)
+    end = "<!-- %s:%s:end -->" % (tool, label)
+    anchor = "<!-- %s:blocks -->" % tool
     if begin in text and end in text:
         head, rest = text.split(begin, 1)
         tail = rest.split(end, 1)[1]
