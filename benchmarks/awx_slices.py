@@ -69,7 +69,7 @@ sys.path.insert(0, os.path.join(REPO, ".build", "collections"))
 
 from _awx_slice import import_inventory, private_data_dir  # noqa: E402
 from _runner import SITE  # noqa: E402
-from site_scale import git_head, write_readme  # noqa: E402
+from site_scale import ansible_version, git_head, write_readme  # noqa: E402
 
 STAND_IN_MODULES = ("sriov_vf", "vlan_gateway")
 # What the CI test sets: the nodes' names resolve nowhere, and nothing may reach this machine's network over SSH.
@@ -343,7 +343,7 @@ def block(label, started, args, *, table, checks, plan_bytes):
         "<!-- awx_slices:%s:begin (written by benchmarks/awx_slices.py) -->" % label,
         "**%s** — measured %s, commit `%s`, ansible-core %s, ansible-runner %s, forks 20 (ansible.cfg), 2 shared cores; "
         "`sriov_vf` and `vlan_gateway` are the script's recorder stand-in (arguments recorded, nothing run on a node)." % (
-            label, started, git_head(), version("ansible.release", "__version__"), package_version("ansible-runner")),
+            label, started, git_head(), ansible_version(), package_version("ansible-runner")),
         "",
         "```sh",
         cmd,
@@ -357,13 +357,6 @@ def block(label, started, args, *, table, checks, plan_bytes):
     lines += ["- %s %s" % ("**held**:" if c["ok"] else "**FAILED**:", c["check"]) for c in checks]
     lines.append("<!-- awx_slices:%s:end -->" % label)
     return "\n".join(lines)
-
-
-def version(module, attr):
-    try:
-        return getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError):
-        return "?"
 
 
 def package_version(name):
