@@ -70,7 +70,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
-from site_scale import REPO, ansible_version, generate_inventory, git_head, write_readme  # noqa: E402
+from site_scale import REPO, ansible_env, ansible_version, generate_inventory, git_head, write_readme  # noqa: E402
 
 SITE = os.path.join(REPO, "playbooks", "site.yml")
 PHASE_PLAYS = ("Phase 1 - preflight", "Phase 2 - host networking")
@@ -338,18 +338,13 @@ def run_phases(work, inv, *, nodes, rails, forks, path_bin, timeout):
     log = os.path.join(work, "out-%s.log" % tag)
     cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", inv, SITE, "--check",
            "--tags", "preflight,host_network", "--forks", str(forks)]
-    env = dict(
-        os.environ,
-        ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"),
-        ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build", "collections"),
+    env = ansible_env(
         ANSIBLE_CALLBACK_PLUGINS=os.path.join(work, "callback_plugins"),
         ANSIBLE_CALLBACKS_ENABLED="host_phases_count",
         HOST_PHASES_COUNT_OUT=counts,
         # ansible.cfg turns pipelining on for SSH ([ssh_connection]); the local connection reads [defaults] or
         # [connection] instead, and without it every module run would add a temporary directory and its file.
         ANSIBLE_PIPELINING="True",
-        ANSIBLE_NOCOLOR="1",
-        ANSIBLE_FORCE_COLOR="0",
         PATH=os.pathsep.join([os.path.dirname(sys.executable), path_bin, os.environ.get("PATH", "")]),
     )
     load_before = os.getloadavg()

@@ -124,13 +124,7 @@ def run_site(work, nodes, tags, args, attempt, *, extra=()):
         cmd += ["-e", e]
     if args.forks:
         cmd += ["--forks", str(args.forks)]
-    env = dict(
-        os.environ,
-        ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"),
-        ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build", "collections"),
-        ANSIBLE_NOCOLOR="1",
-        ANSIBLE_FORCE_COLOR="0",
-    )
+    env = ansible_env()
     if args.profile:
         env.update(ANSIBLE_CALLBACKS_ENABLED="ansible.posix.profile_tasks", PROFILE_TASKS_TASK_OUTPUT_LIMIT="5")
     load_before = os.getloadavg()[0]
@@ -160,6 +154,18 @@ def run_site(work, nodes, tags, args, attempt, *, extra=()):
         ][:5]
     shutil.rmtree(render_dir, ignore_errors=True)
     return result
+
+
+def ansible_env(**extra):
+    """This environment with this checkout's ansible.cfg and built collection, uncoloured, and ``extra``."""
+    return dict(
+        os.environ,
+        ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"),
+        ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build", "collections"),
+        ANSIBLE_NOCOLOR="1",
+        ANSIBLE_FORCE_COLOR="0",
+        **extra,
+    )
 
 
 def run_measured(cmd, cwd, env, timeout):
