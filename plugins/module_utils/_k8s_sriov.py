@@ -445,6 +445,9 @@ class _SriovRender:
             "node_selector": hv["sriov_networks_node_selector"] or {"kubernetes.io/hostname": node_name},
             "nic_vendor": vendor or "",
             "externally_managed": self._vf_mode(host, hv) == "host",
+            # The main policy's resource gets the node's SriovNetwork; an extra policy's gets none.
+            "network": True,
+            "vlan": hv["roce_vlan_id"],
         }
         fields = dict(_POLICY_FIELDS, pf_names=pf_field)
         candidates = [(base, fields)]
@@ -456,6 +459,7 @@ class _SriovRender:
             p = dict(base)
             p.update({k: v for k, v in extra.items() if v is not None and k != "name"})
             p["name"] = "%s-%s" % (base["name"], extra["name"])
+            p["network"] = False
             p["pf_list_path"] = f + ".pf_names"
             candidates.append((p, {k: "%s.%s" % (f, k) for k in fields}))
         return candidates

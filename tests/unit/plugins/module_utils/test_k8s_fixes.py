@@ -103,11 +103,13 @@ def test_the_two_fixes_the_issue_named_now_work():
     assert _render(hv, {})["policies"][0]["spec"]["nicSelector"]["pfNames"] == ["enp157s0np0#4-7"]
 
     hv = reference_hostvars()
-    hv["node2"].update(sriov_networks_link_type="ib", sriov_networks_device_type="vfio-pci", sriov_networks_is_rdma=True)
+    hv["node2"]["sriov_networks_extra_policies"] = [
+        {"name": "ib", "pf_names": ["ibp1s0f0"], "resource_name": "ib_node2", "link_type": "ib", "device_type": "vfio-pci", "is_rdma": True}
+    ]
     with pytest.raises(common.RenderValidationError) as info:
         _render(hv, {})
     (err,) = info.value.errors
-    assert err["fix"] == "set sriov_networks_device_type to 'netdevice', or set sriov_networks_is_rdma to false"
+    assert err["fix"] == "set sriov_networks_extra_policies[0].device_type to 'netdevice', or set sriov_networks_extra_policies[0].is_rdma to false"
     for alternative in err["fix_vars"]:
         fixed = copy.deepcopy(hv)
         apply_fix(fixed, {}, alternative)

@@ -366,9 +366,23 @@ BAD_INPUTS = [
     ),
     (
         "ib-without-rdma",
-        _set("node2", sriov_networks_link_type="ib", sriov_networks_is_rdma=False),
-        "node2: sriov_networks_is_rdma=false: linkType 'ib' requires isRdma: true with deviceType 'netdevice'. "
-        "Fix: set sriov_networks_is_rdma to true, or sriov_networks_link_type to 'eth'",
+        _set(
+            "node2",
+            sriov_networks_extra_policies=[{"name": "ib", "pf_names": ["ibp1s0f0"], "resource_name": "ib_node2", "link_type": "ib", "is_rdma": False}],
+        ),
+        "node2: sriov_networks_extra_policies[0].is_rdma=false: linkType 'ib' requires isRdma: true with deviceType 'netdevice'. "
+        "Fix: set sriov_networks_extra_policies[0].is_rdma to true, or sriov_networks_extra_policies[0].link_type to 'eth'",
+    ),
+    (
+        "ib-main-policy",
+        # The node's SriovNetwork is rendered for RoCE (VLAN, gateway on the PF's VLAN netdev): no InfiniBand there.
+        _set("node2", sriov_networks_link_type="ib"),
+        'node2: sriov_networks_link_type="ib": the VFs of this policy get this node\'s SriovNetwork, which gpufabric.roce '
+        "renders for RoCE (Ethernet, VLAN 100, its pods' gateway on the PF's VLAN netdev): an InfiniBand VF would get an "
+        "Ethernet network that no pod can use, and InfiniBand needs a SriovIBNetwork, which this collection does not render. "
+        "Fix: set sriov_networks_link_type to 'eth' (RoCE); for an InfiniBand PF on this node, declare it in "
+        "sriov_networks_extra_policies with link_type: ib (a policy and a resource of its own, no network) and write its "
+        "SriovIBNetwork yourself",
     ),
     (
         "extra-policy-unknown-key",

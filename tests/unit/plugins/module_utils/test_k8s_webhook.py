@@ -30,6 +30,10 @@ REPO = os.path.realpath(os.path.join(os.path.dirname(os.path.realpath(__file__))
 SRIOV_CAPABLE = {"feature.node.kubernetes.io/network-sriov.capable": "true"}
 
 
+# A second PF, InfiniBand: the one this collection leaves to an extra policy.
+IB_PF = "ibp1s0f0"
+
+
 def _set(host, **kv):
     def mutate(hv, _defaults):
         hv[host].update(kv)
@@ -120,8 +124,9 @@ WEBHOOK_CASES = [
         "vfio-pci-ib-without-rdma",
         "TestStaticValidateSriovNetworkNodePolicyWithConflictIsRdmaAndDeviceType (its admitted side)",
         "accept",
-        _set("node2", sriov_networks_link_type="ib", sriov_networks_device_type="vfio-pci", sriov_networks_is_rdma=False),
-        lambda out: _policy(out, "roce-node2")["deviceType"] == "vfio-pci",
+        # An InfiniBand PF is an extra policy's: the main policy's resource gets a RoCE SriovNetwork.
+        _extra("node2", [IB_PF], link_type="ib", device_type="vfio-pci", is_rdma=False),
+        lambda out: _policy(out, "roce-node2-p0")["deviceType"] == "vfio-pci" and _policy(out, "roce-node2-p0")["linkType"] == "ib",
     ),
     (
         "disjoint-label-selectors",
@@ -342,8 +347,14 @@ WEBHOOK_CASES = [
         "ib-netdevice-without-rdma",
         "validate.go staticValidate (no rule on linkType and isRdma)",
         "stricter",
-        _set("node2", sriov_networks_link_type="ib", sriov_networks_is_rdma=False),
-        ("node2", "sriov_networks_is_rdma", False, "requires isRdma: true with deviceType 'netdevice'", "InfiniBand netdevice VFs need isRdma"),
+        _extra("node2", [IB_PF], link_type="ib", is_rdma=False),
+        (
+            "node2",
+            "sriov_networks_extra_policies[0].is_rdma",
+            False,
+            "requires isRdma: true with deviceType 'netdevice'",
+            "InfiniBand netdevice VFs need isRdma",
+        ),
     ),
     (
         "partitions-different-numvfs",
@@ -427,8 +438,8 @@ WEBHOOK_CASES = [
         "externally-managed-link-type",
         "TestValidatePolicyForNodeStateWithExternallyManageAndDifferentLinkType (the PF's link type in the node state)",
         "cluster",
-        _set("node1", roce_vf_mode="host", sriov_networks_link_type="ib"),
-        lambda out: _policy(out, "roce-node1")["linkType"] == "ib",
+        _all(_set("node1", roce_vf_mode="host"), _extra("node1", [IB_PF], link_type="ib")),
+        lambda out: _policy(out, "roce-node1-p0")["linkType"] == "ib" and _policy(out, "roce-node1-p0")["externallyManaged"] is True,
     ),
     (
         "selector-matches-no-node",
