@@ -11,6 +11,7 @@ Usage: python3 failure_digest.py LOG [--width N] [--max-lines N]
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 import textwrap
@@ -24,6 +25,10 @@ _BLOCK_END = re.compile(
     r"^(TASK|PLAY|RUNNING HANDLER) \[|^(ok|changed|skipping|included|fatal|failed): \[|^\.\.\.ignoring|^\[ERROR\]|^PLAY RECAP"
 )
 _RECAP_FAILED = re.compile(r"^\S+\s+: ok=.*failed=[1-9]")
+# What says why a task failed; a shell task's result leads with its whole script (cmd), which fills
+# a one-line digest before its output is reached.
+_WHY = ("msg", "rc", "stderr", "stdout")
+_TAIL = 600
 
 
 def _clean(line: str) -> str:
@@ -55,6 +60,30 @@ def failures(lines: list[str]) -> list[tuple[str, str, str]]:
     return out
 
 
+def essence(message: str) -> str:
+    """A failed result's message with only the fields that say why (msg, rc, stderr, stdout; the
+    output's tail), when the result after '=> ' is JSON; otherwise the message as it is."""
+    head, sep, body = message.partition(" => ")
+    if not sep:
+        return message
+    try:
+        result = json.loads(body)
+    except ValueError:
+        return message
+    if not isinstance(result, dict):
+        return message
+    parts = []
+    for key in _WHY:
+        value = result.get(key)
+        if value in (None, "", []):
+            continue
+        text = value if isinstance(value, str) else json.dumps(value)
+        if len(text) > _TAIL:
+            text = "[...]" + text[-_TAIL:]
+        parts.append(f"{key}: {text}")
+    return f"{head} => " + ("; ".join(parts) if parts else body)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("log")
@@ -75,11 +104,14 @@ def main(argv: list[str] | None = None) -> int:
     if len(earlier) > 5:
         print(f"  ({len(earlier) - 5} earlier failed results not shown)")
     for _play, task, message in earlier[-5:]:
-        print(textwrap.shorten(f"  earlier (may be rescued on purpose): {task} {message}", args.width))
+        # Three lines each: the first failure is often the cause of the last (a host that failed early
+        # leaves the others without its results).
+        line = textwrap.shorten(f"earlier (may be rescued on purpose): {task} {essence(message)}", args.width * 3)
+        print("\n".join("  " + part for part in textwrap.wrap(line, args.width - 2)))
     if found:
         play, task, message = found[-1]
         print(f"==== last failure: {play} / {task}")
-        wrapped = textwrap.wrap(message, args.width)
+        wrapped = textwrap.wrap(essence(message), args.width)
         print("\n".join(wrapped[: args.max_lines]))
         if len(wrapped) > args.max_lines:
             print(f"  [... {len(wrapped) - args.max_lines} more lines in the log]")

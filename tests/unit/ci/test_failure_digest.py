@@ -5,6 +5,7 @@ molecule's gutter, a failure a rescue handled, one ignore_errors skipped, and th
 the run printed last, in full."""
 
 import importlib.util
+import json
 import os
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
@@ -55,8 +56,7 @@ def test_the_last_failure_is_printed_last_in_full_then_the_failed_recap(tmp_path
     assert digest.main([str(log)]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "==== 2 failed task result(s) in %s" % log
-    # textwrap.shorten collapses the indent
-    assert out[1].startswith("earlier (may be rescued on purpose): TASK [Request 4 VFs without the opt-in] fatal: [node2]")
+    assert out[1].startswith("  earlier (may be rescued on purpose): TASK [Request 4 VFs without the opt-in] fatal: [node2]")
     assert out[2] == ("==== last failure: PLAY [Each rail's gateway and routes, on the real kernels] / "
                       "TASK [Cross-node pod ping on both rails]")
     assert out[3].startswith("failed: [node1] (item=pod1 -> 10.255.1.5)") and "0 received" in out[3]
@@ -68,3 +68,16 @@ def test_a_log_without_a_failed_task_says_so(tmp_path, capsys):
     log.write_text("CRITICAL 'molecule/x/molecule.yml' glob failed.\n", encoding="utf-8")
     assert digest.main([str(log)]) == 0
     assert "(no fatal/failed task result: the failure is outside a task; see the log)" in capsys.readouterr().out
+
+
+def test_a_shell_task_result_is_cut_to_why_it_failed_not_its_script():
+    stdout = '{"failed": true, "msg": "ip link set dev igb0 vf 6 mac 02:00:00:00:02:06: exit 2: RTNETLINK answers: Device busy"}'
+    result = {"changed": True, "cmd": "set -e\npython3 pod_vf.py attach " + "x" * 400, "delta": "0:00:03", "rc": 1,
+              "stderr": "", "stdout": stdout, "stdout_lines": [stdout]}
+    message = "fatal: [node2]: FAILED! => " + json.dumps(result)
+    assert digest.essence(message) == "fatal: [node2]: FAILED! => rc: 1; stdout: " + stdout
+    # a long output keeps its tail, where the error is
+    result["stdout"] = "y" * 1000 + stdout
+    assert digest.essence("fatal: [n]: FAILED! => " + json.dumps(result)).endswith("[...]" + ("y" * 1000 + stdout)[-600:])
+    # not JSON (a wrapped YAML result, a plain message): left as it is
+    assert digest.essence("fatal: [n]: FAILED! => msg: x") == "fatal: [n]: FAILED! => msg: x"
