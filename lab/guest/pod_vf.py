@@ -19,6 +19,8 @@ the real CNI plugins for the rest:
     pod_vf.py attach --pf igb0 --vf 6 --netns pod --mac 02:00:00:00:01:06 --network '<SriovNetwork JSON>'
 
 Prints one JSON object: the VF's PCI address, what was set, what was not, and the CNI result.
+A failed attempt is retried as the kubelet retries a pod sandbox whose CNI ADD failed: CNI DEL first,
+then the whole ADD again; the failed attempts' errors stay in the output ("retried_after").
 """
 
 import argparse
@@ -30,11 +32,16 @@ import sys
 import time
 
 CNI_PATH = "/usr/lib/cni"
+ATTEMPTS = 3
+RETRY_DELAY = 5
+
+
+class StandInError(Exception):
+    pass
 
 
 def fail(msg):
-    print(json.dumps({"failed": True, "msg": msg}))
-    sys.exit(1)
+    raise StandInError(msg)
 
 
 def run(argv, **kw):
@@ -108,10 +115,24 @@ def attach(args):
         result["changed"] = False
         print(json.dumps(result))
         return
-    result["vf_set"] = set_vf(args.pf, args.vf, args.mac, spec)
     result["vf_not_set"] = {"linkState": spec["linkState"]} if "linkState" in spec else {}
-    result["netdev"] = bind_vf(pci)
-    result["cni_config"], result["cni_result"] = cni("ADD", args.netns, pci, network)
+    errors = []
+    for attempt in range(ATTEMPTS):
+        try:
+            result["vf_set"] = set_vf(args.pf, args.vf, args.mac, spec)
+            result["netdev"] = bind_vf(pci)
+            result["cni_config"], result["cni_result"] = cni("ADD", args.netns, pci, network)
+            break
+        except StandInError as exc:
+            errors.append(str(exc))
+            if attempt + 1 == ATTEMPTS:
+                raise StandInError("%d attempts failed: %s" % (ATTEMPTS, "; ".join(errors))) from None
+            try:
+                cni("DEL", args.netns, pci, network)
+            except StandInError as del_exc:
+                errors.append("CNI DEL before the retry: %s" % del_exc)
+            time.sleep(RETRY_DELAY)
+    result["retried_after"] = errors
     result["changed"] = True
     print(json.dumps(result))
 
@@ -126,7 +147,11 @@ def main():
     p.add_argument("--mac", required=True, help="a MAC of its own per node (both VMs share a machine-id)")
     p.add_argument("--network", required=True, help="the rendered SriovNetwork as JSON")
     args = parser.parse_args()
-    attach(args)
+    try:
+        attach(args)
+    except StandInError as exc:
+        print(json.dumps({"failed": True, "msg": str(exc)}))
+        sys.exit(1)
 
 
 if __name__ == "__main__":
