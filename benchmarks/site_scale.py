@@ -122,6 +122,8 @@ def run_site(work, nodes, tags, args, attempt, *, extra=()):
     ]
     for e in extra:
         cmd += ["-e", e]
+    if args.ipam:
+        cmd += ["-e", "sriov_networks_ipam=" + args.ipam]
     if args.forks:
         cmd += ["--forks", str(args.forks)]
     env = ansible_env()
@@ -143,9 +145,13 @@ def run_site(work, nodes, tags, args, attempt, *, extra=()):
     if "sriov" in tags:
         kinds = count_kinds(render_dir)
         result["rendered"] = kinds
-        for kind in ("SriovNetworkNodePolicy", "SriovNetwork"):
-            if kinds.get(kind) != nodes * max(args.rails, 1):
-                raise SystemExit("render on %d nodes wrote %s %s objects, expected one per node and rail" % (nodes, kinds.get(kind), kind))
+        # nv-ipam: a policy per node and rail, but one network and one CIDRPool per rail for the whole cluster.
+        per_rail = args.ipam == "nv-ipam"
+        expected = {"SriovNetworkNodePolicy": nodes * max(args.rails, 1)}
+        expected.update(dict.fromkeys(("SriovNetwork", "CIDRPool"), max(args.rails, 1)) if per_rail else {"SriovNetwork": nodes * max(args.rails, 1)})
+        for kind, count in expected.items():
+            if kinds.get(kind) != count:
+                raise SystemExit("render on %d nodes wrote %s %s objects, expected %d" % (nodes, kinds.get(kind), kind, count))
         if kinds.get("NicClusterPolicy") != 1:
             raise SystemExit("render on %d nodes wrote no NicClusterPolicy: %s" % (nodes, kinds))
     if args.profile:
@@ -236,6 +242,8 @@ def table(rows, label, args, started):
     cmd = ".venv/bin/python benchmarks/site_scale.py --nodes %s --repeat %d --label %s" % (nodes_arg, args.repeat, label)
     if args.rails:
         cmd += " --rails %d" % args.rails
+    if args.ipam:
+        cmd += " --ipam %s" % args.ipam
     if args.forks:
         cmd += " --forks %d" % args.forks
     if args.profile:
@@ -324,6 +332,7 @@ def main():
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per ansible-playbook run")
     ap.add_argument("--json", help="write the raw figures here")
     ap.add_argument("--rails", type=int, default=0, help="RoCE rails per node (roce_rails, up to 8); 0: the one-rail variables")
+    ap.add_argument("--ipam", choices=("host-local", "nv-ipam"), help="sriov_networks_ipam for every run (default: the inventory's, host-local)")
     ap.add_argument("--plan", action="store_true", help="also time writing (roce_plan_out) and reading (roce_plan) the fabric plan")
     ap.add_argument("--keep", help="work directory to keep (default: a temporary one, removed)")
     args = ap.parse_args()

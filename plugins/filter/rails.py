@@ -5,9 +5,11 @@
 
 gpufabric.roce.node_rails(node_vars, position)
     The node's rails with per-node subnets and gateways derived ([] for a one-rail node).
-gpufabric.roce.rail_attachments(node_vars, node_name, position, name_prefix, resource_prefix)
+gpufabric.roce.rail_attachments(node_vars, node_name, position, name_prefix, resource_prefix, ipam, nv_ipam_pool)
     Per rail, the SriovNetwork and SR-IOV resource a pod on that node attaches to: what the
     sriov_networks role renders for the node, named by the same functions.
+gpufabric.roce.pod_attachment(node_vars, node_name, name_prefix, resource_prefix, ipam, nv_ipam_pool)
+    The same for a one-rail node: {network, resource}.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -16,6 +18,8 @@ __metaclass__ = type  # noqa: UP001
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_nv_ipam import pool_name, pool_resource_name
+from ansible_collections.gpufabric.roce.plugins.module_utils._rails import _ident, _slug
 from ansible_collections.gpufabric.roce.plugins.module_utils._rails import node_rails as _node_rails
 from ansible_collections.gpufabric.roce.plugins.module_utils._rails import rail_network_name, rail_resource_name
 
@@ -44,12 +48,32 @@ def node_rails(node_vars, position=0):
     return _rails(node_vars, position, 'node')
 
 
-def rail_attachments(node_vars, node_name, position=0, name_prefix='roce', resource_prefix='nvidia.com'):
-    return [{'rail': r['name'], 'network': rail_network_name(name_prefix, node_name, r),
-             'resource': '%s/%s' % (resource_prefix, rail_resource_name(name_prefix, node_name, r))}
+def _rendered_pools(ipam, nv_ipam_pool):
+    """nv-ipam without a pool name: the sriov_networks role renders one network and resource per rail."""
+    return ipam == 'nv-ipam' and not nv_ipam_pool
+
+
+def rail_attachments(node_vars, node_name, position=0, name_prefix='roce', resource_prefix='nvidia.com',  # noqa: PLR0913,PLR0917 - filter
+                     ipam='host-local', nv_ipam_pool=''):
+    per_rail = _rendered_pools(ipam, nv_ipam_pool)
+    return [{'rail': r['name'],
+             'network': pool_name(name_prefix, r) if per_rail else rail_network_name(name_prefix, node_name, r),
+             'resource': '%s/%s' % (resource_prefix, pool_resource_name(name_prefix, r) if per_rail else rail_resource_name(name_prefix, node_name, r))}
             for r in _rails(node_vars, position, node_name)]
+
+
+def pod_attachment(node_vars, node_name, name_prefix='roce', resource_prefix='nvidia.com', ipam='host-local', nv_ipam_pool=''):  # noqa: PLR0913,PLR0917
+    """A one-rail node's SriovNetwork and resource as the sriov_networks role names them by default: one per node with
+    host-local, the cluster's one (``<prefix>``) with a cluster-wide IPAM. A node's own sriov_networks_resource_name wins."""
+    own = node_vars.get('sriov_networks_resource_name') if node_vars else None
+    if ipam == 'host-local':
+        resource = own or '%s_%s' % (_ident(name_prefix), _ident(node_name))
+        return {'network': '%s-%s' % (name_prefix, _slug(node_name)), 'resource': '%s/%s' % (resource_prefix, resource)}
+    if _rendered_pools(ipam, nv_ipam_pool):
+        return {'network': pool_name(name_prefix, None), 'resource': '%s/%s' % (resource_prefix, own or pool_resource_name(name_prefix, None))}
+    return {'network': name_prefix, 'resource': '%s/%s' % (resource_prefix, own or _ident(name_prefix))}
 
 
 class FilterModule(object):
     def filters(self):
-        return {'node_rails': node_rails, 'rail_attachments': rail_attachments}
+        return {'node_rails': node_rails, 'rail_attachments': rail_attachments, 'pod_attachment': pod_attachment}

@@ -82,7 +82,8 @@ def fabric_ownership(live, rendered, fabric):
 
 # Teardown deletes the networks before the policies: a SriovNetwork's NetworkAttachmentDefinition points at
 # the policy's resource, and the policies' deletion is what makes the config daemons drop the VFs.
-_TEARDOWN_ORDER = {"SriovNetwork": 0, "SriovNetworkNodePolicy": 1, "ConfigMap": 2}
+# A CIDRPool after the SriovNetworks that hand out its addresses.
+_TEARDOWN_ORDER = {"SriovNetwork": 0, "CIDRPool": 1, "SriovNetworkNodePolicy": 2, "ConfigMap": 3}
 
 
 def fabric_teardown(live, fabric):

@@ -19,6 +19,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import 
     _plain,
     _slug,
 )
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_nv_ipam import NvIpamPools, pool_name, pool_resource_name
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov_network import (
     check_ipam_routes,
     check_network_settings,
@@ -205,7 +206,8 @@ def render_sriov(hosts, host_vars, defaults=None):
     ``host_vars`` maps host -> mapping of that host's variables (the inventory names:
     ``roce_*`` and ``sriov_networks_*``). ``defaults`` holds the role's values (the play
     host's view), used when a host does not define a per-host variable and for every
-    cluster-wide setting. Returns ``{"policies", "networks", "nodes"}``; raises
+    cluster-wide setting. Returns ``{"policies", "networks", "nodes", "ip_pools"}`` (``ip_pools``: the nv-ipam
+    CIDRPools rendered with nv-ipam and no pool name, else empty); raises
     :class:`RenderValidationError` listing every problem in the whole inventory.
     """
     return _SriovRender(defaults).run(hosts, host_vars)
@@ -242,8 +244,10 @@ class _SriovRender:
         self._check_subnet_overlaps()
         self.vf_ranges.check(self.errs)
         self.errs.raise_if_any()
+        ip_pools = self.nv_pools.render(self.errs) if self.nv_pools is not None else []
+        self.errs.raise_if_any()
         self._shared_networks()
-        return {"policies": self.policies, "networks": self.networks, "nodes": self.nodes}
+        return {"policies": self.policies, "networks": self.networks, "nodes": self.nodes, "ip_pools": ip_pools}
 
     def _cluster_name(self, field, regex, problem, fix, example):
         value = self.cluster(field)
@@ -287,6 +291,8 @@ class _SriovRender:
             self.cluster_ipam = whereabouts_ipam(errs, cluster)
         elif self.ipam == "nv-ipam":
             self.cluster_ipam = nv_ipam(errs, cluster)
+        # nv-ipam without a pool name: one CIDRPool per rail, rendered from the nodes' subnets.
+        self.nv_pools = NvIpamPools(self.namespace, self.name_prefix) if self.ipam == "nv-ipam" and self.cluster_ipam is None else None
 
     def _node_name(self, host, hv):
         node_name = hv["roce_node_name"] or host
@@ -334,6 +340,8 @@ class _SriovRender:
             return None
         if self.ipam == "host-local":
             return self._host_local_network(errs, host, hv, node_name, resource_name, net_settings=net_settings, rail=rail)
+        if self.nv_pools is not None:
+            return self._nv_ipam_network(errs, host, hv, node_name, resource_name, net_settings=net_settings, rail=rail)
         if self.ipam in ("whereabouts", "nv-ipam"):
             # One network for the nodes sharing a resourceName: its routes are checked once, with the first of them
             # (the others must agree, _collect_shared_network), and fixed for all of them.
@@ -349,13 +357,15 @@ class _SriovRender:
         rails, problems = node_rails(hv, position, self.defaults)
         for field, value, problem, fix in problems:
             self.errs.add(host, field, value, problem, fix)
-        if self.ipam != "host-local":
+        if self.ipam != "host-local" and self.nv_pools is None:
             self.errs.add(
                 host,
                 "roce_rails",
                 [r["name"] for r in rails or []],
-                "rails need per-node subnets, but sriov_networks_ipam is %s" % self.ipam,
-                "set sriov_networks_ipam to host-local (each rail's subnets come from its subnet_pool), or drop roce_rails",
+                "rails need per-node subnets, but sriov_networks_ipam is %s%s"
+                % (self.ipam, " with the pool %s" % self.cluster_ipam["poolName"] if self.ipam == "nv-ipam" else ""),
+                "set sriov_networks_ipam to host-local (a network per node and rail) or to nv-ipam with sriov_networks_nv_ipam_pool "
+                "empty (a network and a CIDRPool per rail); each rail's subnets come from its subnet_pool. Or drop roce_rails",
             )
             return
         if hv["sriov_networks_extra_policies"]:
@@ -373,7 +383,9 @@ class _SriovRender:
             errs = _RailErrors(self.errs, rail["name"])
             hv_rail = dict(hv, sriov_networks_resource_name=None, sriov_networks_pf_names=[])
             hv_rail.update(shorthand_vars(rail))
-            resource_name = rail_resource_name(self.name_prefix, node_name, rail)
+            # nv-ipam's pools: one resource per rail for every node; host-local: one per node and rail.
+            shared = self.nv_pools is not None
+            resource_name = pool_resource_name(self.name_prefix, rail) if shared else rail_resource_name(self.name_prefix, node_name, rail)
             pols, res = self._node_policies(errs, host, hv_rail, node_name, resource_name, rail=rail["name"])
             policies.extend(pols)
             resources.update(res)
@@ -525,6 +537,44 @@ class _SriovRender:
         self.networks.append(_network_object(name, self.namespace, resource_name, net_settings, ipam_cfg))
         return name
 
+    def _nv_ipam_network(self, errs, host, hv, node_name, resource_name, *, net_settings, rail=None):
+        """The node's block of its rail's CIDRPool: the subnet and gateway host-local would give it, checked the same way."""
+        sub = check_pod_subnet(errs, host, hv)
+        if sub is None:
+            return None
+        net, gw = sub
+        routes = net_settings["ipam_routes"]
+        if not check_ipam_routes(errs, host, routes, net, gw, "the pod subnet"):
+            return None
+        via = [r for r in routes if "gw" in r]
+        if via:
+            errs.add(
+                host,
+                "sriov_networks_ipam_routes",
+                via[0],
+                "an nv-ipam pool's routes go through each node's gateway (CIDRPool routes have no gw of their own)",
+                "drop gw from the route: the pod then reaches %s through its node's gateway" % via[0]["dst"],
+                fix_vars=[{host: {"sriov_networks_ipam_routes": [{"dst": r["dst"]} for r in routes]}}],
+            )
+            return None
+        shared = self.nv_pools.resource_of(rail)
+        if shared is not None and shared != resource_name:
+            errs.add(
+                host,
+                "sriov_networks_resource_name",
+                resource_name,
+                "with nv-ipam's rendered pools every node of a rail shares the rail's one resourceName (%s, the first node's), "
+                "so that one pod template fits every node" % shared,
+                "leave sriov_networks_resource_name unset on every node, or set it to %s on all of them (e.g. in group_vars)" % shared,
+                fix_vars=[{host: {"sriov_networks_resource_name": shared}}],
+            )
+            return None
+        self.subnets.append((net.version, int(net.network_address), int(net.broadcast_address), net, host, gw, rail and rail["name"]))
+        field = rail_field(rail["name"], "roce_pod_subnet") if rail else "roce_pod_subnet"
+        self.nv_pools.add(host, node_name, net, gw, routes=routes, resource_name=resource_name, rail=rail, field=field)
+        self._collect_shared_network(host, resource_name, net_settings)
+        return pool_name(self.name_prefix, rail)
+
     def _collect_shared_network(self, host, resource_name, net_settings):
         key = [json.dumps(net_settings[k], sort_keys=True) for k, _f in _NETWORK_KEYS]
         if resource_name not in self.shared:
@@ -577,7 +627,15 @@ class _SriovRender:
     def _shared_networks(self):
         """Cluster-wide IPAM: one SriovNetwork per resourceName, named after it when there are several."""
         multi = len(self.pending_shared) > 1
+        pools = self.nv_pools.resources() if self.nv_pools is not None else {}
         for resource_name, settings in self.pending_shared:
+            if resource_name in pools:
+                # The rail's network is named after its CIDRPool, and its addresses come from it.
+                self.networks.append(
+                    _network_object(pools[resource_name], self.namespace, resource_name, settings,
+                                    {"type": "nv-ipam", "poolName": pools[resource_name], "poolType": "cidrpool"})
+                )
+                continue
             name = "%s-%s" % (self.name_prefix, _slug(resource_name.replace("_", "-"))) if multi else self.name_prefix
             ipam_cfg = dict(self.cluster_ipam)
             if self.ipam == "whereabouts" and settings["ipam_routes"]:

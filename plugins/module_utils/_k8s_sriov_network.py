@@ -340,15 +340,20 @@ def free_subnet(host, net, gw, top):
 
 
 def nv_ipam(errs, cluster):
+    """The IPAM config naming the user's own nv-ipam pool, or None without a pool name: the pools are then
+    rendered from the inventory (_k8s_nv_ipam)."""
     pool = cluster("sriov_networks_nv_ipam_pool")
     pool_type = cluster("sriov_networks_nv_ipam_pool_type")
+    if _is_unset(pool):
+        return None
     if not isinstance(pool, str) or not DNS_SUBDOMAIN_RE.match(pool):
         errs.add(
             "(cluster)",
             "sriov_networks_nv_ipam_pool",
             pool,
-            "nv-ipam needs the name of an existing IPPool",
-            "set sriov_networks_nv_ipam_pool to the IPPool name, e.g. roce-pool",
+            "not the name of an nv-ipam pool",
+            "set sriov_networks_nv_ipam_pool to the name of your IPPool or CIDRPool, e.g. roce-pool, or leave it empty "
+            "to have one CIDRPool per rail rendered from the inventory",
             fix_vars=[{"(cluster)": {"sriov_networks_nv_ipam_pool": "roce-pool"}}],
         )
     if pool_type not in ("ippool", "cidrpool"):

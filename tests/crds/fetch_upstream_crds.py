@@ -12,8 +12,10 @@ leaves nothing behind. k8s_crd_schema.py runs this when GPUFABRIC_CRDS_DIR is un
 ../shared/crds does not exist.
 
 The sha256 values are those of the files in ../shared/crds (sriov-network-operator v1.6.0,
-network-operator v26.4.1, and gitops/: Flux and Argo CD at the commits of its SOURCES.md). The download itself has not been run where it was written (no
-internet there); if an upstream path moved, the error names the URL.
+network-operator v26.4.1, nv-ipam at network-operator v26.4.1's component tag, and gitops/: Flux
+and Argo CD at the commits of its SOURCES.md). The download itself has not been run where it was
+written (no internet there); if an upstream path moved, the error names the URL. The nv-ipam
+files were checked against a snapshot of Mellanox/nvidia-k8s-ipam at that tag (git show).
 """
 
 import argparse
@@ -64,6 +66,18 @@ PINNED = {
                 ("mellanox.com_macvlannetworks.yaml", "84e2d3258a3e17f330a0e68d78a6fc7cffba5262e82cb5ad5ac416b76b2d4d43"),
                 ("mellanox.com_nicclusterpolicies.yaml", "6e7233dcad83ff1f2f2e14dde7b7bce85129cfd249ec87780f76d67c49fc67df"),
                 ("mellanox.com_nicnodepolicies.yaml", "30f089fb2e0cb818dc94778488e703f0c801763a8174b9e490a720d5eca2c275"),
+            )
+        ],
+    ),
+    # nv-ipam's pools (sriov_networks_ipam: nv-ipam renders CIDRPools): the component tag network-operator 26.4.1 deploys
+    # (../shared/crds/SOURCES-nv-ipam-nic-config.md).
+    "nv-ipam-network-operator-" + NETOP_TAG: (
+        "https://raw.githubusercontent.com/Mellanox/nvidia-k8s-ipam/network-operator-%s/deploy/crds/" % NETOP_TAG,
+        [
+            (name, name, sha)
+            for name, sha in (
+                ("nv-ipam.nvidia.com_cidrpools.yaml", "8c3dc0a4b95ce3b53022358b5bfcdaece2b81a732c06266728148390fabc67f5"),
+                ("nv-ipam.nvidia.com_ippools.yaml", "daa715fb3008aafc344626b8be0e3225d57f79f700cd6e1547799cf652faa220"),
             )
         ],
     ),

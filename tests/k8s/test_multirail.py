@@ -17,7 +17,7 @@ import subprocess
 import sys
 
 import yaml
-from k8s_helpers import REPO, chart_path
+from k8s_helpers import REPO, chart_path, wait_for
 
 SITE = str(REPO / "playbooks" / "site.yml")
 VENV_BIN = os.path.dirname(sys.executable)
@@ -71,7 +71,7 @@ def _inventory(tmp_path, cluster):
     return inv
 
 
-def _site(inv, cluster, tmp_path, *args):
+def _site(inv, cluster, tmp_path, *args, tags="operator,sriov,verify"):
     env = dict(
         cluster.env,
         ANSIBLE_COLLECTIONS_PATH=str(REPO / ".build" / "collections"),
@@ -80,7 +80,7 @@ def _site(inv, cluster, tmp_path, *args):
         ANSIBLE_FORCE_COLOR="0",
         PATH="%s:%s" % (VENV_BIN, cluster.env["PATH"]),
     )
-    cmd = [os.path.join(VENV_BIN, "ansible-playbook"), "-i", str(inv), SITE, "--tags", "operator,sriov,verify",
+    cmd = [os.path.join(VENV_BIN, "ansible-playbook"), "-i", str(inv), SITE, "--tags", tags,
            "-e", "rdma_verify_mode=pod", "-e", "rdma_verify_pod_action=schedule", *args]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800, check=False, cwd=str(tmp_path))  # noqa: S603
     return proc.returncode, proc.stdout + proc.stderr
@@ -120,3 +120,74 @@ def test_eight_rails_two_nodes_apply_sync_and_schedule_one_vf_of_every_rail(mult
     for node in ("gpu-node01", "gpu-node02"):
         every_rail = ", ".join("nvidia.com/roce_%s_rail%d" % (node.replace("-", "_"), r) for r in range(8))
         assert "rdma-verify-%s: Ready on %s with 1 %s" % (node, node, every_rail) in flat, out[-6000:]
+
+
+def _pods_of(kube, selector):
+    return kube.items("/api/v1/namespaces/default/pods", labelSelector=selector)
+
+
+def test_moving_to_one_network_and_one_nv_ipam_pool_per_rail_and_one_pod_template_on_every_node(multirail_cluster, tmp_path):
+    """The documented move from per-node host-local networks (the test above left them) to nv-ipam (issue 18): check mode
+    shows the whole change and changes nothing; the apply makes a CIDRPool and a SriovNetwork per rail before it prunes
+    the per-node networks; then ONE pod template (a Deployment, two replicas, one per node by anti-affinity, no node
+    named) lands on both nodes through the rails' shared resources."""
+    cluster = multirail_cluster
+    kube = cluster.kube
+    inv = _inventory(tmp_path, cluster)
+    before = sorted(n["metadata"]["name"] for n in kube.items("/apis/sriovnetwork.openshift.io/v1/namespaces/%s/sriovnetworks" % NAMESPACE))
+    assert len(before) == 16, before  # what the host-local rollout above left
+
+    # The operator is as the test above left it: only the SR-IOV phase changes.
+    rc, out = _site(inv, cluster, tmp_path, "-e", "sriov_networks_ipam=nv-ipam", "--check", "--diff", tags="sriov")
+    assert rc == 0, out[-8000:]
+    flat = " ".join(out.split())
+    assert "8 SriovNetworks and 8 nv-ipam CIDRPools for 2 nodes" in flat, out[-6000:]
+    assert "Would delete 16 object(s)" in flat, out[-6000:]
+    after_check = sorted(n["metadata"]["name"] for n in kube.items("/apis/sriovnetwork.openshift.io/v1/namespaces/%s/sriovnetworks" % NAMESPACE))
+    assert after_check == before
+    assert kube.items("/apis/nv-ipam.nvidia.com/v1alpha1/namespaces/%s/cidrpools" % NAMESPACE) == []
+
+    rc, out = _site(inv, cluster, tmp_path, "-e", "sriov_networks_ipam=nv-ipam", tags="sriov,verify")
+    assert rc == 0, out[-8000:]
+    flat = " ".join(out.split())
+    # rdma_verify's test pods now ask for the rails' shared resources, and still land on their nodes
+    for node in ("gpu-node01", "gpu-node02"):
+        every_rail = ", ".join("nvidia.com/roce_rail%d" % r for r in range(8))
+        assert "rdma-verify-%s: Ready on %s with 1 %s" % (node, node, every_rail) in flat, out[-6000:]
+    plan = yaml.safe_load((INVENTORY / "group_vars" / "roce_nodes.yml").read_text(encoding="utf-8"))["roce_rails"]
+    pools = {p["metadata"]["name"]: p["spec"] for p in kube.items("/apis/nv-ipam.nvidia.com/v1alpha1/namespaces/%s/cidrpools" % NAMESPACE)}
+    assert sorted(pools) == sorted("roce-%s" % r["name"] for r in plan)
+    for index, rail in enumerate(plan):
+        spec = pools["roce-%s" % rail["name"]]
+        assert (spec["cidr"], spec["perNodeNetworkPrefix"]) == (rail["subnet_pool"], rail["subnet_prefix"])
+        # each node's block and gateway: the roce_node_index-th /24 of the pool, its last host (the VLAN gateway's address)
+        base = rail["subnet_pool"].split(".")[:2]
+        assert spec["staticAllocations"] == [
+            {"nodeName": node, "prefix": "%s.%s.%d.0/24" % (*base, i), "gateway": "%s.%s.%d.254" % (*base, i)}
+            for i, node in enumerate(("gpu-node01", "gpu-node02"))
+        ], (index, spec)
+    networks = {n["metadata"]["name"]: n["spec"] for n in kube.items("/apis/sriovnetwork.openshift.io/v1/namespaces/%s/sriovnetworks" % NAMESPACE)}
+    assert sorted(networks) == sorted(pools)  # the 16 per-node networks are pruned, after the new ones exist
+    for node in ("gpu-node01", "gpu-node02"):
+        # the role waited for these: every rail's one resource, 8 VFs on each node
+        allocatable = kube.get("/api/v1/nodes/%s" % node)["status"]["allocatable"]
+        assert all(allocatable.get("nvidia.com/roce_rail%d" % r) == "8" for r in range(8)), allocatable
+
+    # One pod template for every worker, as a training job has: no node named, one VF of every rail.
+    resources = {"nvidia.com/roce_rail%d" % r: "1" for r in range(8)}
+    template = {
+        "metadata": {"labels": {"app": "one-template"},
+                     "annotations": {"k8s.v1.cni.cncf.io/networks": ",".join("%s/roce-rail%d" % (NAMESPACE, r) for r in range(8))}},
+        "spec": {
+            "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "one-template"}}, "topologyKey": "kubernetes.io/hostname"}]}},
+            "containers": [{"name": "worker", "image": "registry.invalid/never-pulled", "resources": {"requests": resources, "limits": resources}}],
+        },
+    }
+    kube.create("/apis/apps/v1/namespaces/default/deployments", {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "one-template"},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "one-template"}}, "template": template}})
+    placed = wait_for("both replicas of the one template placed on distinct nodes",
+                      lambda: sorted(p["spec"].get("nodeName") or "" for p in _pods_of(kube, "app=one-template")) == ["gpu-node01", "gpu-node02"],
+                      timeout=120)
+    assert placed, [(p["metadata"]["name"], p["spec"].get("nodeName"), p.get("status")) for p in _pods_of(kube, "app=one-template")]

@@ -12,7 +12,8 @@ Upstream (Mellanox/network-operator v26.4.1):
   network.nvidia.com/operator.mofed.wait=false when no OFED is deployed, or once the OFED pod on the
   node is ready (the chart's SriovOperatorConfig selects config-daemon nodes by that label);
 - state-multus-cni (manifests/state-multus-cni): deploys Multus, whose manifests carry the
-  NetworkAttachmentDefinition CRD.
+  NetworkAttachmentDefinition CRD; state-nv-ipam-cni (manifests/state-nv-ipam-cni/005-*.yaml) deploys
+  nv-ipam, whose manifests carry the IPPool and CIDRPool CRDs (nv-ipam.nvidia.com).
 The stand-in deploys no DaemonSet: every component present in the spec is reported `ready`, and the
 OFED driver counts as ready on every node.
 """
@@ -29,8 +30,14 @@ NCP = _kube.path("mellanox.com", "v1alpha1", "nicclusterpolicies")
 SUPPORTED_NAME = "nic-cluster-policy"
 MLNX_NIC_LABEL = "feature.node.kubernetes.io/pci-15b3.present"
 MOFED_WAIT_LABEL = "network.nvidia.com/operator.mofed.wait"
-NAD_CRD_NAME = "network-attachment-definitions.k8s.cni.cncf.io"
-NAD_CRD_FILE = "network-operator-v26.4.1/k8s.cni.cncf.io_networkattachmentdefinitions_crd.yaml"
+# The CRDs a state's manifests carry: (spec section that enables the state, state, [(CRD name, file under the CRD dir)]).
+STATE_CRDS = (
+    (("secondaryNetwork", "multus"), "state-multus-cni",
+     [("network-attachment-definitions.k8s.cni.cncf.io", "network-operator-v26.4.1/k8s.cni.cncf.io_networkattachmentdefinitions_crd.yaml")]),
+    (("nvIpam",), "state-nv-ipam-cni",
+     [("ippools.nv-ipam.nvidia.com", "nv-ipam-network-operator-v26.4.1/nv-ipam.nvidia.com_ippools.yaml"),
+      ("cidrpools.nv-ipam.nvidia.com", "nv-ipam-network-operator-v26.4.1/nv-ipam.nvidia.com_cidrpools.yaml")]),
+)
 
 # (state name, path of the NicClusterPolicy spec section that enables it), in the state manager's order.
 STATES = (
@@ -67,7 +74,7 @@ def policy_status(policy):
 
 
 class NetworkOperatorStandin:
-    """NicClusterPolicy status, the MOFED wait label, and the NAD CRD for Multus."""
+    """NicClusterPolicy status, the MOFED wait label, and the CRDs of Multus and nv-ipam."""
 
     name = "network-operator"
 
@@ -76,18 +83,18 @@ class NetworkOperatorStandin:
         self.nodes = nodes
         self.crds_dir = Path(crds_dir)
 
-    def _install_nad_crd(self):
+    def _install_crd(self, name, file, state):
         crd_path = _kube.path("apiextensions.k8s.io", "v1", "customresourcedefinitions")
-        if self.kube.get_or_none(crd_path + "/" + NAD_CRD_NAME) is not None:
+        if self.kube.get_or_none(crd_path + "/" + name) is not None:
             return False
-        source = self.crds_dir / NAD_CRD_FILE
+        source = self.crds_dir / file
         crd = yaml.safe_load(source.read_text(encoding="utf-8"))
         try:
             self.kube.create(crd_path, crd)
         except _kube.KubeError as err:
             if err.status != 409:
                 raise
-        LOG.info("installed the NetworkAttachmentDefinition CRD from %s (state-multus-cni)", source)
+        LOG.info("installed the CRD %s from %s (%s)", name, source, state)
         return True
 
     def _mofed_wait_labels(self):
@@ -108,8 +115,10 @@ class NetworkOperatorStandin:
         for policy in policies:
             name = policy["metadata"]["name"]
             status = policy_status(policy)
-            if name == SUPPORTED_NAME and _section(policy.get("spec") or {}, ("secondaryNetwork", "multus")) is not None:
-                self._install_nad_crd()
+            for section, state, crds in STATE_CRDS if name == SUPPORTED_NAME else ():
+                if _section(policy.get("spec") or {}, section) is not None:
+                    for crd_name, crd_file in crds:
+                        self._install_crd(crd_name, crd_file, state)
             if (policy.get("status") or {}) != status:
                 # A merge patch keeps keys it does not mention: null out the ones this status lacks.
                 body = dict({"reason": None, "appliedStates": None}, **status)

@@ -347,10 +347,12 @@ BAD_INPUTS = [
         "Fix: set sriov_networks_whereabouts_range, e.g. 10.255.0.0/16",
     ),
     (
-        "nv-ipam-without-pool",
-        _cluster(sriov_networks_ipam="nv-ipam"),
-        '(cluster): sriov_networks_nv_ipam_pool="": nv-ipam needs the name of an existing IPPool. '
-        "Fix: set sriov_networks_nv_ipam_pool to the IPPool name, e.g. roce-pool",
+        "nv-ipam-bad-pool-name",
+        # An empty name is not an error: the pools are then rendered from the inventory (test_k8s_nv_ipam.py).
+        _cluster(sriov_networks_ipam="nv-ipam", sriov_networks_nv_ipam_pool="Roce_Pool"),
+        '(cluster): sriov_networks_nv_ipam_pool="Roce_Pool": not the name of an nv-ipam pool. '
+        "Fix: set sriov_networks_nv_ipam_pool to the name of your IPPool or CIDRPool, e.g. roce-pool, or leave it empty "
+        "to have one CIDRPool per rail rendered from the inventory",
     ),
     (
         "partitions-disagree-on-numvfs",
