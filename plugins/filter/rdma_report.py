@@ -2,22 +2,22 @@
 # Copyright: (c) 2026, gpufabric.roce maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters of the rdma_verify role: ring plan, ping/perftest output parsing, results matrix and
-its table/JUnit reports, test pod manifests.  The logic lives in module_utils/_rdma_report.py
-and module_utils/_perftest.py."""
+its table/JUnit reports, test pod manifests.  The logic lives in module_utils/_rdma_report.py,
+module_utils/_rdma_pods.py and module_utils/_perftest.py."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type  # noqa: UP001
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.gpufabric.roce.plugins.module_utils import _perftest, _rdma_report, _rdma_summary
+from ansible_collections.gpufabric.roce.plugins.module_utils import _perftest, _rdma_pods, _rdma_report, _rdma_summary
 
 
 def _wrap(fn):
     def inner(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except (_rdma_report.ReportError, _perftest.PerftestError) as exc:
+        except (_rdma_report.ReportError, _rdma_pods.PodError, _perftest.PerftestError) as exc:
             raise AnsibleFilterError(str(exc)) from None
     inner.__name__ = fn.__name__
     inner.__doc__ = fn.__doc__
@@ -70,19 +70,19 @@ def rdma_report_junit(matrix, suite_name='rdma_verify'):
 
 
 def rdma_verify_pod_manifests(nodes, settings):
-    return _rdma_report.pod_manifests(list(nodes), dict(settings))
+    return _rdma_pods.pod_manifests(list(nodes), dict(settings))
 
 
 def rdma_pod_placement(results, pods):
-    return _rdma_report.pod_placement(results, pods)
+    return _rdma_pods.pod_placement(results, pods)
 
 
 def rdma_pod_net1_address(pod, interface='net1'):
-    return _rdma_report.pod_net1_address(pod, interface)
+    return _rdma_pods.pod_net1_address(pod, interface)
 
 
 def rdma_pod_rail_addresses(pod, rails):
-    return _rdma_report.pod_rail_addresses(pod, rails)
+    return _rdma_pods.pod_rail_addresses(pod, rails)
 
 
 class FilterModule:

@@ -2,8 +2,8 @@
 # Copyright: (c) 2026, gpufabric.roce maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Logic of the ``rdma_verify`` role: the ring plan (rounds of disjoint pairs), ping output
-parsing, the results matrix and its three reports (table, JSON, JUnit XML), and the test pod
-manifests of pod mode.  Pure Python, unit-tested; the filters in plugins/filter/rdma_report.py
+parsing, the results matrix and its three reports (table, JSON, JUnit XML); pod mode's test pods are
+in _rdma_pods.py.  Pure Python, unit-tested; the filters in plugins/filter/rdma_report.py
 are thin wrappers.  Private to this collection."""
 
 from __future__ import absolute_import, division, print_function
@@ -11,14 +11,12 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type  # noqa: UP001
 
 import ipaddress
-import json
 import re
 from xml.etree import ElementTree as ET
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import format_error
 
 KINDS = ('ping', 'bw', 'lat')
-MAX_POD_NAME = 63
 
 
 class ReportError(Exception):
@@ -313,153 +311,3 @@ def render_junit(matrix, suite_name='rdma_verify'):
     suites = ET.Element('testsuites', name=suite_name, tests=str(len(cases)), failures=str(failures))
     suites.append(suite)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding='unicode') + '\n'
-
-
-# ---------------------------------------------------------------------------------------------
-# pod mode
-# ---------------------------------------------------------------------------------------------
-
-def _slug(text):
-    return re.sub(r'-+', '-', re.sub(r'[^a-z0-9-]', '-', str(text).lower())).strip('-')
-
-
-def pod_manifests(nodes, settings):
-    """One test pod per node, with the Multus network annotation, the node's SR-IOV resource, IPC_LOCK,
-    and an image chosen by variable. Each pod selects its node by ``kubernetes.io/hostname`` instead of
-    naming it, so kube-scheduler places it and checks that the node really offers the VF it requests.
-
-    ``nodes``: ``[{'host', 'node_name', 'network', 'resource', 'rails'}]``; ``settings``: ``{'namespace', 'image',
-    'image_pull_policy', 'image_pull_secrets', 'name_prefix', 'command', 'labels'}``. A node with ``rails``
-    (``[{'rail', 'network', 'resource'}]``, gpufabric.roce.rail_attachments) gets one VF of every rail:
-    every rail's network in the Multus annotation (net1 is the first rail) and one of every rail's resources.
-    """
-    if not settings.get('image'):
-        raise _err('(play)', 'rdma_verify_pod_image', settings.get('image'), 'no test image',
-                   'set rdma_verify_pod_image to an image with perftest and ping (mirror it for air-gapped clusters)')
-    out = []
-    for node in nodes:
-        n = node
-        if node.get('rails'):
-            n = dict(node, network=','.join(r['network'] for r in node['rails']), resource=node['rails'][0]['resource'])
-        for field in ('node_name', 'network', 'resource'):
-            if not n.get(field):
-                raise _err(n.get('host'), {'node_name': 'roce_node_name', 'network': 'rdma_verify_pod_network',
-                                           'resource': 'rdma_verify_pod_resource'}[field], n.get(field), 'is empty',
-                           'set it per node (see the role README)')
-        if '/' not in n['resource']:
-            raise _err(n['host'], 'rdma_verify_pod_resource', n['resource'], 'must be <prefix>/<resourceName>',
-                       'e.g. nvidia.com/roce_node1')
-        name = '%s-%s' % (settings.get('name_prefix') or 'rdma-verify', _slug(n['node_name']))
-        if len(name) > MAX_POD_NAME:
-            raise _err(n['host'], 'roce_node_name', n['node_name'], 'the pod name %s is longer than %d characters' % (name, MAX_POD_NAME),
-                       'shorten rdma_verify_pod_name_prefix')
-        labels = {'app.kubernetes.io/name': 'rdma-verify', 'app.kubernetes.io/part-of': 'gpufabric.roce',
-                  'gpufabric.roce/node': _slug(n['node_name'])}
-        labels.update(settings.get('labels') or {})
-        container = {
-            'name': 'perftest',
-            'image': settings['image'],
-            'imagePullPolicy': settings.get('image_pull_policy') or 'IfNotPresent',
-            'command': list(settings.get('command') or ['sleep', 'infinity']),
-            'securityContext': {'capabilities': {'add': ['IPC_LOCK', 'NET_RAW']}},
-            'resources': _requests([r['resource'] for r in n['rails']] if n.get('rails') else [n['resource']]),
-        }
-        spec = {
-            'nodeSelector': {'kubernetes.io/hostname': n['node_name']},
-            'restartPolicy': 'Never',
-            'terminationGracePeriodSeconds': 1,
-            'containers': [container],
-        }
-        if settings.get('image_pull_secrets'):
-            spec['imagePullSecrets'] = [{'name': s} for s in settings['image_pull_secrets']]
-        out.append({
-            'apiVersion': 'v1',
-            'kind': 'Pod',
-            'metadata': {
-                'name': name,
-                'namespace': settings.get('namespace') or 'default',
-                'labels': labels,
-                'annotations': {'k8s.v1.cni.cncf.io/networks': n['network']},
-            },
-            'spec': spec,
-        })
-    return out
-
-
-def _requests(resources):
-    one_each = {r: '1' for r in resources}
-    return {'requests': dict(one_each), 'limits': dict(one_each)}
-
-
-def pod_placement(live, pods):
-    """Where each test pod landed. ``live``: the test pods as read from the API server; ``pods``: the manifests.
-
-    Per pod: ``pod``, ``node`` (wanted), ``placed_on`` (spec.nodeName the scheduler bound it to), ``ready``,
-    ``resource`` (the SR-IOV resource it requested), ``ok`` and a one-line ``line``; a pod that was not
-    scheduled carries the scheduler's reason (its PodScheduled condition), e.g. Insufficient nvidia.com/...
-    """
-    by_name = {(p.get('metadata') or {}).get('name'): p for p in live or []}
-    out = []
-    for manifest in pods or []:
-        name = manifest['metadata']['name']
-        want = manifest['spec']['nodeSelector']['kubernetes.io/hostname']
-        # A multi-rail pod asks for one VF of every rail: all of them are named.
-        resource = ', '.join(manifest['spec']['containers'][0]['resources']['requests'])
-        live = by_name.get(name) or {}
-        placed = (live.get('spec') or {}).get('nodeName') or ''
-        conditions = {c.get('type'): c for c in (live.get('status') or {}).get('conditions') or []}
-        ready = (conditions.get('Ready') or {}).get('status') == 'True'
-        ok = ready and placed == want
-        if not live:
-            why = 'not found'
-        elif not placed:
-            sched = conditions.get('PodScheduled') or {}
-            why = 'not scheduled: %s' % (sched.get('message') or sched.get('reason') or 'no reason given yet')
-        elif placed != want:
-            why = 'scheduled on %s instead of %s' % (placed, want)
-        elif not ready:
-            why = 'on %s but not Ready (phase %s)' % (placed, (live.get('status') or {}).get('phase') or 'unknown')
-        else:
-            why = 'Ready on %s with 1 %s' % (placed, resource)
-        out.append({'pod': name, 'node': want, 'placed_on': placed or None, 'ready': ready, 'resource': resource, 'ok': ok,
-                    'line': '%s: %s' % (name, why)})
-    return out
-
-
-def _network_status(pod):
-    annotations = ((pod or {}).get('metadata') or {}).get('annotations') or {}
-    raw = annotations.get('k8s.v1.cni.cncf.io/network-status') or annotations.get('k8s.v1.cni.cncf.io/networks-status')
-    if not raw:
-        return []
-    try:
-        status = json.loads(raw)
-    except ValueError:
-        return []
-    return [net for net in status if isinstance(net, dict)] if isinstance(status, list) else []
-
-
-def _ipv4(net):
-    return next((ip for ip in net.get('ips') or [] if ':' not in ip), None)
-
-
-def pod_net1_address(pod, interface='net1'):
-    """The IPv4 address of ``interface`` from the pod's ``k8s.v1.cni.cncf.io/network-status`` annotation."""
-    return next((_ipv4(net) for net in _network_status(pod) if net.get('interface') == interface), None)
-
-
-def pod_rail_addresses(pod, rails):
-    """Each rail's attachment in a test pod, for a ring per rail: ``[{'name', 'address', 'netdev'}]``.
-
-    ``rails`` are the pod's attachments as gpufabric.roce.rail_attachments gives them (``rail``, ``network``).
-    Multus names the interfaces net1, net2, ... in request order, but the network-status annotation says
-    which network each one is, so the match is by network name (``<namespace>/<network>`` or bare), never by
-    position. A rail whose network is missing from the status gets ``address: None``, which the ring plan
-    reports as a node without an address.
-    """
-    status = _network_status(pod)
-    out = []
-    for rail in rails or []:
-        want = rail.get('network')
-        net = next((n for n in status if n.get('name') == want or (n.get('name') or '').split('/')[-1] == want), {})
-        out.append({'name': rail.get('rail'), 'address': _ipv4(net), 'netdev': net.get('interface')})
-    return out

@@ -8,12 +8,11 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufabric.roce.plugins.filter.rails import FilterModule
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov import render_sriov
+from ansible_collections.gpufabric.roce.plugins.module_utils._rdma_pods import pod_manifests, pod_placement
 from ansible_collections.gpufabric.roce.plugins.module_utils._rdma_report import (
     ReportError,
     build_matrix,
     plan,
-    pod_manifests,
-    pod_placement,
     render_table,
 )
 

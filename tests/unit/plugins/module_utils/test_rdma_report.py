@@ -16,6 +16,7 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from ansible_collections.gpufabric.roce.plugins.module_utils import _perftest as pt
+from ansible_collections.gpufabric.roce.plugins.module_utils import _rdma_pods as rp
 from ansible_collections.gpufabric.roce.plugins.module_utils import _rdma_report as rr
 
 FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures')
@@ -222,7 +223,7 @@ SETTINGS = {'namespace': 'rdma-test', 'image': 'registry.local/mirror/perftest:4
 
 
 def test_pod_manifests():
-    pods = rr.pod_manifests(NODES, SETTINGS)
+    pods = rp.pod_manifests(NODES, SETTINGS)
     assert [p['metadata']['name'] for p in pods] == ['rdma-verify-node1', 'rdma-verify-node-2-lab']
     pod = pods[0]
     assert pod['metadata']['annotations'] == {'k8s.v1.cni.cncf.io/networks': 'roce-node1'}
@@ -239,7 +240,7 @@ def test_pod_manifests():
 
 def test_pod_manifests_validate_against_the_kubernetes_schema():
     kv = pytest.importorskip('kubernetes_validate')
-    for pod in rr.pod_manifests(NODES, SETTINGS):
+    for pod in rp.pod_manifests(NODES, SETTINGS):
         kv.validate(pod, '1.30', strict=True)
 
 
@@ -254,8 +255,8 @@ def test_pod_manifests_validate_against_the_kubernetes_schema():
      % ('n' * 60, 'n' * 60)),
 ])
 def test_pod_manifest_errors(node, settings, message):
-    with pytest.raises(rr.ReportError) as err:
-        rr.pod_manifests([node], settings)
+    with pytest.raises(rp.PodError) as err:
+        rp.pod_manifests([node], settings)
     assert str(err.value) == message
 
 
@@ -263,9 +264,9 @@ def test_pod_net1_address():
     status = ('[{"name": "cbr0", "interface": "eth0", "ips": ["10.42.0.7"], "default": true}, '
               '{"name": "default/roce-node1", "interface": "net1", "ips": ["10.255.0.1", "fe80::1"]}]')
     pod = {'metadata': {'annotations': {'k8s.v1.cni.cncf.io/network-status': status}}}
-    assert rr.pod_net1_address(pod) == '10.255.0.1'
-    assert rr.pod_net1_address({'metadata': {}}) is None
-    assert rr.pod_net1_address({'metadata': {'annotations': {'k8s.v1.cni.cncf.io/network-status': 'not json'}}}) is None
+    assert rp.pod_net1_address(pod) == '10.255.0.1'
+    assert rp.pod_net1_address({'metadata': {}}) is None
+    assert rp.pod_net1_address({'metadata': {'annotations': {'k8s.v1.cni.cncf.io/network-status': 'not json'}}}) is None
 
 
 def _pod(name, status):
@@ -291,18 +292,18 @@ def _attachments(node):
 
 
 def test_pod_rail_addresses_match_by_network_name_not_position():
-    assert rr.pod_rail_addresses(RAIL_PODS['node1'], _attachments('node1')) == [
+    assert rp.pod_rail_addresses(RAIL_PODS['node1'], _attachments('node1')) == [
         {'name': 'rail0', 'address': '10.255.0.1', 'netdev': 'net1'},
         {'name': 'rail1', 'address': '10.255.1.1', 'netdev': 'net2'}]
     # a rail whose network is not attached has no address, and the ring plan names the node
-    missing = rr.pod_rail_addresses(RAIL_PODS['node2'], _attachments('node2') + [
+    missing = rp.pod_rail_addresses(RAIL_PODS['node2'], _attachments('node2') + [
         {'rail': 'rail2', 'network': 'roce-node2-rail2'}])
     assert missing[-1] == {'name': 'rail2', 'address': None, 'netdev': None}
-    assert rr.pod_rail_addresses({'metadata': {}}, _attachments('node1'))[0]['address'] is None
+    assert rp.pod_rail_addresses({'metadata': {}}, _attachments('node1'))[0]['address'] is None
 
 
 def test_pod_rings_per_rail_test_rail_i_to_rail_i_over_the_pod_interfaces():
-    rails = {n: rr.pod_rail_addresses(RAIL_PODS[n], _attachments(n)) for n in ('node1', 'node2')}
+    rails = {n: rp.pod_rail_addresses(RAIL_PODS[n], _attachments(n)) for n in ('node1', 'node2')}
     p = rr.plan(['node1', 'node2'], {}, 18515, rails)
     assert p['rails'] == ['rail0', 'rail1']
     peers = {(d['rail'], d['netdev'], d['client_to'], d['peer_address']) for d in p['duties']['node1'] if d.get('client_to')}
@@ -315,7 +316,7 @@ def test_pod_rings_per_rail_test_rail_i_to_rail_i_over_the_pod_interfaces():
 
 
 def test_a_pod_without_a_rail_address_is_refused_by_name():
-    rails = {n: rr.pod_rail_addresses(RAIL_PODS[n], _attachments(n)) for n in ('node1', 'node2')}
+    rails = {n: rp.pod_rail_addresses(RAIL_PODS[n], _attachments(n)) for n in ('node1', 'node2')}
     rails['node2'][1]['address'] = None
     with pytest.raises(rr.ReportError) as err:
         rr.plan(['node1', 'node2'], {}, 18515, rails)
@@ -333,7 +334,7 @@ def test_every_pair_of_a_big_ring_is_reported_once():
 
 def test_schema_validation_catches_a_broken_pod():
     kv = pytest.importorskip('kubernetes_validate')
-    pod = rr.pod_manifests(NODES[:1], SETTINGS)[0]
+    pod = rp.pod_manifests(NODES[:1], SETTINGS)[0]
     pod['spec']['containers'][0]['securityContext']['capabilities']['add'] = 'IPC_LOCK'  # must be a list
     with pytest.raises(kv.ValidationError):
         kv.validate(pod, '1.30', strict=True)
@@ -351,17 +352,60 @@ def _pod_result(name, node=None, ready=False, scheduled_msg=None):
 
 def test_pod_placement_reports_the_node_and_the_scheduler_reason():
     nodes = [{'host': h, 'node_name': h, 'network': 'roce-' + h, 'resource': 'nvidia.com/roce_' + h} for h in ('node1', 'node2', 'node3')]
-    pods = rr.pod_manifests(nodes, {'image': 'perftest:1'})
+    pods = rp.pod_manifests(nodes, {'image': 'perftest:1'})
     results = [
         _pod_result('rdma-verify-node1', 'node1', ready=True),
         _pod_result('rdma-verify-node2', scheduled_msg='0/3 nodes are available: 3 Insufficient nvidia.com/roce_node2.'),
         _pod_result('rdma-verify-node3', 'node1', ready=True),
     ]
-    placement = rr.pod_placement(results, pods)
+    placement = rp.pod_placement(results, pods)
     assert [p['ok'] for p in placement] == [True, False, False]
     assert [p['line'] for p in placement] == [
         'rdma-verify-node1: Ready on node1 with 1 nvidia.com/roce_node1',
         'rdma-verify-node2: not scheduled: 0/3 nodes are available: 3 Insufficient nvidia.com/roce_node2.',
         'rdma-verify-node3: scheduled on node1 instead of node3',
     ]
-    assert rr.pod_placement([], pods[:1])[0]['line'] == 'rdma-verify-node1: not found'
+    assert rp.pod_placement([], pods[:1])[0]['line'] == 'rdma-verify-node1: not found'
+
+
+# One template: every node requests the same networks and resources (a cluster-wide IPAM, nv-ipam's per-rail pools).
+SHARED = [dict(n, network='roce-rail0,roce-rail1', resource='nvidia.com/roce_rail0',
+               rails=[{'rail': r, 'network': 'roce-' + r, 'resource': 'nvidia.com/roce_' + r} for r in ('rail0', 'rail1')])
+          for n in NODES]
+
+
+def _live(name, node, ready=True):
+    return {'metadata': {'name': name}, 'spec': {'nodeName': node},
+            'status': {'conditions': [{'type': 'Ready', 'status': 'True' if ready else 'False'}]}}
+
+
+def test_nodes_with_the_same_attachments_get_one_pod_template_placed_by_the_scheduler():
+    pods = rp.pod_manifests(SHARED, SETTINGS)
+    assert [p['metadata']['name'] for p in pods] == ['rdma-verify-0', 'rdma-verify-1']
+    # one template: everything but the name is the same, and no pod names its node
+    strip = [dict(p, metadata=dict(p['metadata'], name=None)) for p in pods]
+    assert strip[0] == strip[1]
+    spec = pods[0]['spec']
+    assert 'nodeSelector' not in spec and 'nodeName' not in spec
+    terms = spec['affinity']['nodeAffinity']['requiredDuringSchedulingIgnoredDuringExecution']['nodeSelectorTerms']
+    assert terms == [{'matchExpressions': [{'key': 'kubernetes.io/hostname', 'operator': 'In', 'values': ['node1', 'Node_2.lab']}]}]
+    (anti,) = spec['affinity']['podAntiAffinity']['requiredDuringSchedulingIgnoredDuringExecution']
+    assert anti['topologyKey'] == 'kubernetes.io/hostname'
+    assert all(pods[0]['metadata']['labels'][k] == v for k, v in anti['labelSelector']['matchLabels'].items())
+    assert spec['containers'][0]['resources']['requests'] == {'nvidia.com/roce_rail0': '1', 'nvidia.com/roce_rail1': '1'}
+    assert pods[0]['metadata']['annotations'] == {'k8s.v1.cni.cncf.io/networks': 'roce-rail0,roce-rail1'}
+    # host-local's per-node attachments keep one pinned pod per node
+    assert [p['spec']['nodeSelector'] for p in rp.pod_manifests(NODES, SETTINGS)] == [
+        {'kubernetes.io/hostname': 'node1'}, {'kubernetes.io/hostname': 'Node_2.lab'}]
+
+
+def test_one_template_pods_are_ok_on_distinct_nodes_of_the_rollout_only():
+    pods = rp.pod_manifests(SHARED, SETTINGS)
+    spread = rp.pod_placement([_live('rdma-verify-0', 'Node_2.lab'), _live('rdma-verify-1', 'node1')], pods)
+    assert [(p['ok'], p['node']) for p in spread] == [(True, 'Node_2.lab'), (True, 'node1')]
+    assert spread[0]['line'] == 'rdma-verify-0: Ready on Node_2.lab with 1 nvidia.com/roce_rail0, nvidia.com/roce_rail1'
+    twice = rp.pod_placement([_live('rdma-verify-0', 'node1'), _live('rdma-verify-1', 'node1')], pods)
+    assert [p['ok'] for p in twice] == [True, False]
+    assert twice[1]['line'] == 'rdma-verify-1: scheduled on node1, which another test pod already has'
+    away = rp.pod_placement([_live('rdma-verify-0', 'node9'), _live('rdma-verify-1', 'node1')], pods)
+    assert away[0]['line'] == 'rdma-verify-0: scheduled on node9 instead of node1 or Node_2.lab'
