@@ -8,7 +8,7 @@ gpufabric.roce.node_rails(node_vars, position)
 gpufabric.roce.rail_attachments(node_vars, node_name, position, name_prefix, resource_prefix, ipam, nv_ipam_pool)
     Per rail, the SriovNetwork and SR-IOV resource a pod on that node attaches to: what the
     sriov_networks role renders for the node, named by the same functions.
-gpufabric.roce.pod_attachment(node_vars, node_name, name_prefix, resource_prefix, ipam, nv_ipam_pool)
+gpufabric.roce.pod_attachment(node_vars, node_name, name_prefix, resource_prefix, ipam)
     The same for a one-rail node: {network, resource}.
 """
 
@@ -19,7 +19,7 @@ __metaclass__ = type  # noqa: UP001
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_nv_ipam import pool_name, pool_resource_name
-from ansible_collections.gpufabric.roce.plugins.module_utils._rails import _ident, _slug
+from ansible_collections.gpufabric.roce.plugins.module_utils._rails import node_network_name, node_resource_name
 from ansible_collections.gpufabric.roce.plugins.module_utils._rails import node_rails as _node_rails
 from ansible_collections.gpufabric.roce.plugins.module_utils._rails import rail_network_name, rail_resource_name
 
@@ -62,16 +62,14 @@ def rail_attachments(node_vars, node_name, position=0, name_prefix='roce', resou
             for r in _rails(node_vars, position, node_name)]
 
 
-def pod_attachment(node_vars, node_name, name_prefix='roce', resource_prefix='nvidia.com', ipam='host-local', nv_ipam_pool=''):  # noqa: PLR0913,PLR0917
-    """A one-rail node's SriovNetwork and resource as the sriov_networks role names them by default: one per node with
-    host-local, the cluster's one (``<prefix>``) with a cluster-wide IPAM. A node's own sriov_networks_resource_name wins."""
+def pod_attachment(node_vars, node_name, name_prefix='roce', resource_prefix='nvidia.com', ipam='host-local'):
+    """A one-rail node's SriovNetwork and resource as the sriov_networks role names them by default (the renderer's
+    naming functions): one per node with host-local, the cluster's one (``<prefix>``, nv-ipam's rendered pool included)
+    with a cluster-wide IPAM. A node's own sriov_networks_resource_name wins."""
     own = node_vars.get('sriov_networks_resource_name') if node_vars else None
-    if ipam == 'host-local':
-        resource = own or '%s_%s' % (_ident(name_prefix), _ident(node_name))
-        return {'network': '%s-%s' % (name_prefix, _slug(node_name)), 'resource': '%s/%s' % (resource_prefix, resource)}
-    if _rendered_pools(ipam, nv_ipam_pool):
-        return {'network': pool_name(name_prefix, None), 'resource': '%s/%s' % (resource_prefix, own or pool_resource_name(name_prefix, None))}
-    return {'network': name_prefix, 'resource': '%s/%s' % (resource_prefix, own or _ident(name_prefix))}
+    per_node = ipam == 'host-local'
+    return {'network': node_network_name(name_prefix, node_name) if per_node else name_prefix,
+            'resource': '%s/%s' % (resource_prefix, own or node_resource_name(name_prefix, node_name, per_node))}
 
 
 class FilterModule(object):

@@ -30,7 +30,9 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov_network 
 )
 from ansible_collections.gpufabric.roce.plugins.module_utils._rails import (
     is_multirail,
+    node_network_name,
     node_rails,
+    node_resource_name,
     rail_field,
     rail_network_name,
     rail_resource_name,
@@ -328,7 +330,7 @@ class _SriovRender:
             return
         resource_name = hv["sriov_networks_resource_name"]
         if _is_unset(resource_name):
-            resource_name = "%s_%s" % (_ident(self.name_prefix), _ident(node_name)) if self.ipam == "host-local" else _ident(self.name_prefix)
+            resource_name = node_resource_name(self.name_prefix, node_name, per_node=self.ipam == "host-local")
         policies, resources = self._node_policies(self.errs, host, hv, node_name, resource_name)
         self.nodes.append(_node_entry(host, node_name, policies, resources))
         self._node_network(self.errs, host, hv, node_name, resource_name)
@@ -522,30 +524,37 @@ class _SriovRender:
             )
             return
         self.resource_owner[resource_name] = host
-        sub = check_pod_subnet(errs, host, hv)
+        sub = self._node_subnet(errs, host, hv, net_settings["ipam_routes"], rail)
         if sub is None:
             return
         net, gw = sub
-        if not check_ipam_routes(errs, host, net_settings["ipam_routes"], net, gw, "the pod subnet"):
-            return
-        self.subnets.append((net.version, int(net.network_address), int(net.broadcast_address), net, host, gw, rail and rail["name"]))
         ipam_cfg = {"type": "host-local", "subnet": str(net), "gateway": str(gw), "routes": net_settings["ipam_routes"]}
-        name = "%s-%s" % (self.name_prefix, _slug(node_name))
+        name = node_network_name(self.name_prefix, node_name)
         if rail:
             # With host-local IPAM a network is one node's: the node's name keeps them apart.
             name = rail_network_name(self.name_prefix, node_name, rail)
         self.networks.append(_network_object(name, self.namespace, resource_name, net_settings, ipam_cfg))
         return name
 
-    def _nv_ipam_network(self, errs, host, hv, node_name, resource_name, *, net_settings, rail=None):
-        """The node's block of its rail's CIDRPool: the subnet and gateway host-local would give it, checked the same way."""
+    def _node_subnet(self, errs, host, hv, routes, rail):
+        """The node's pod subnet and gateway (parsed) with its IPAM routes checked against them, kept for the
+        cross-node overlap check; None after a problem."""
         sub = check_pod_subnet(errs, host, hv)
         if sub is None:
             return None
         net, gw = sub
-        routes = net_settings["ipam_routes"]
         if not check_ipam_routes(errs, host, routes, net, gw, "the pod subnet"):
             return None
+        self.subnets.append((net.version, int(net.network_address), int(net.broadcast_address), net, host, gw, rail and rail["name"]))
+        return net, gw
+
+    def _nv_ipam_network(self, errs, host, hv, node_name, resource_name, *, net_settings, rail=None):
+        """The node's block of its rail's CIDRPool: the subnet and gateway host-local would give it, checked the same way."""
+        routes = net_settings["ipam_routes"]
+        sub = self._node_subnet(errs, host, hv, routes, rail)
+        if sub is None:
+            return None
+        net, gw = sub
         via = [r for r in routes if "gw" in r]
         if via:
             errs.add(
@@ -569,7 +578,6 @@ class _SriovRender:
                 fix_vars=[{host: {"sriov_networks_resource_name": shared}}],
             )
             return None
-        self.subnets.append((net.version, int(net.network_address), int(net.broadcast_address), net, host, gw, rail and rail["name"]))
         field = rail_field(rail["name"], "roce_pod_subnet") if rail else "roce_pod_subnet"
         self.nv_pools.add(host, node_name, net, gw, routes=routes, resource_name=resource_name, rail=rail, field=field)
         self._collect_shared_network(host, resource_name, net_settings)

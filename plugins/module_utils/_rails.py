@@ -270,6 +270,17 @@ def _slug(name):
     return re.sub(r'[^a-z0-9.-]+', '-', ('%s' % name).lower()).strip('-.') or 'node'
 
 
+def node_resource_name(name_prefix, node_name, per_node):
+    """A one-rail node's default SR-IOV resourceName: ``<prefix>_<node>`` when each node has its own (host-local
+    IPAM), else the cluster's one, ``<prefix>``."""
+    return '%s_%s' % (_ident(name_prefix), _ident(node_name)) if per_node else _ident(name_prefix)
+
+
+def node_network_name(name_prefix, node_name):
+    """A one-rail node's own SriovNetwork (host-local IPAM): ``<prefix>-<node>``."""
+    return '%s-%s' % (name_prefix, _slug(node_name))
+
+
 def rail_resource_name(name_prefix, node_name, rail):
     """The rail's SR-IOV resourceName on a node (host-local IPAM: one per node and rail, so pods land
     on the node whose subnet they get): ``resource_name`` of the rail, else ``<prefix>_<node>_<rail>``."""

@@ -56,11 +56,13 @@ def _attachment(node):
     return n, n['network'], [r['resource'] for r in n['rails']] if n.get('rails') else [n['resource']]
 
 
-def _pod_name(settings, suffix, host, node_name):
+def _pod_name(settings, suffix, blame):
+    """``<prefix>-<suffix>``; ``blame`` is ``(host, field, value)`` of what makes it long: the node's name in a pinned
+    pod's, the prefix alone in a one-template pod's (its suffix is an index)."""
     name = '%s-%s' % (settings.get('name_prefix') or 'rdma-verify', suffix)
     if len(name) > MAX_POD_NAME:
-        raise _err(host, 'roce_node_name', node_name, 'the pod name %s is longer than %d characters' % (name, MAX_POD_NAME),
-                   'shorten rdma_verify_pod_name_prefix')
+        host, field, value = blame
+        raise _err(host, field, value, 'the pod name %s is longer than %d characters' % (name, MAX_POD_NAME), 'shorten rdma_verify_pod_name_prefix')
     return name
 
 
@@ -103,7 +105,8 @@ def pod_manifests(nodes, settings):
     out = []
     for n, network, resources in checked:
         labels = dict(base, **{'gpufabric.roce/node': _slug(n['node_name'])})
-        out.append(_pod(_pod_name(settings, _slug(n['node_name']), n['host'], n['node_name']), settings, labels, (network, resources),
+        name = _pod_name(settings, _slug(n['node_name']), (n['host'], 'roce_node_name', n['node_name']))
+        out.append(_pod(name, settings, labels, (network, resources),
                         {'nodeSelector': {HOSTNAME: n['node_name']}}))
     return out
 
@@ -117,8 +120,8 @@ def _one_template(checked, settings, base):
             {'labelSelector': {'matchLabels': {'app.kubernetes.io/name': 'rdma-verify', TEMPLATE_LABEL: 'shared'}}, 'topologyKey': HOSTNAME}]},
     }}
     _n, network, resources = checked[0]
-    return [_pod(_pod_name(settings, str(i), n['host'], n['node_name']), settings, labels, (network, resources), placement)
-            for i, (n, _net, _res) in enumerate(checked)]
+    blame = ('(play)', 'rdma_verify_pod_name_prefix', settings.get('name_prefix'))
+    return [_pod(_pod_name(settings, str(i), blame), settings, labels, (network, resources), placement) for i in range(len(checked))]
 
 
 def _requests(resources):

@@ -188,7 +188,7 @@ def test_what_a_test_pod_attaches_to_is_what_the_render_names(ipam):
         for position, host in enumerate(hosts):
             node_name = hv[host].get("roce_node_name", host)
             rails = rail_attachments(hv[host], node_name, position, "roce", "nvidia.com", mode, pool)
-            for att in rails or [pod_attachment(hv[host], node_name, "roce", "nvidia.com", mode, pool)]:
+            for att in rails or [pod_attachment(hv[host], node_name, "roce", "nvidia.com", mode)]:
                 assert "nvidia.com/" + networks[att["network"]] == att["resource"], (host, att)
                 node = next(n for n in out["nodes"] if n["host"] == host)
                 assert att["resource"] in node["resources"]

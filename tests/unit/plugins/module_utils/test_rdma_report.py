@@ -409,3 +409,10 @@ def test_one_template_pods_are_ok_on_distinct_nodes_of_the_rollout_only():
     assert twice[1]['line'] == 'rdma-verify-1: scheduled on node1, which another test pod already has'
     away = rp.pod_placement([_live('rdma-verify-0', 'node9'), _live('rdma-verify-1', 'node1')], pods)
     assert away[0]['line'] == 'rdma-verify-0: scheduled on node9 instead of node1 or Node_2.lab'
+
+
+def test_a_one_template_pod_name_too_long_blames_the_prefix_not_a_node():
+    with pytest.raises(rp.PodError) as err:
+        rp.pod_manifests(SHARED, dict(SETTINGS, name_prefix='p' * 62))
+    assert str(err.value) == ('(play): rdma_verify_pod_name_prefix="%s": the pod name %s-0 is longer than 63 characters. '
+                              'Fix: shorten rdma_verify_pod_name_prefix' % ('p' * 62, 'p' * 62))
