@@ -62,6 +62,10 @@ done
 # up in rxe0's GID table with that VLAN netdev as ndev).
 modprobe 8021q
 modprobe rdma_rxe
+# What a real node's systemd (sys-kernel-config.mount) and rdma-core (rdma_ucm at boot) do: RDMA-CM's configfs,
+# where roce_qos writes each RDMA device's default RoCE ToS.
+mount -t configfs none /sys/kernel/config 2>/dev/null || true
+modprobe rdma_ucm
 rdma link add rxe0 type rxe netdev fab0
 rdma link add rxe1 type rxe netdev fab1
 

@@ -10,6 +10,9 @@ gpufabric.roce.rail_attachments(node_vars, node_name, position, name_prefix, res
     sriov_networks role renders for the node, named by the same functions.
 gpufabric.roce.pod_attachment(node_vars, node_name, name_prefix, resource_prefix, ipam)
     The same for a one-rail node: {network, resource}.
+gpufabric.roce.rail_tos(node_vars, rail=None)
+    The ToS of the node's rail (or of a one-rail node) under its QoS (roce_qos, docs/qos.md), None when QoS is off:
+    what rdma_verify passes perftest as its traffic class.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -19,6 +22,7 @@ __metaclass__ = type  # noqa: UP001
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_nv_ipam import pool_name, pool_resource_name
+from ansible_collections.gpufabric.roce.plugins.module_utils._qos import effective_qos
 from ansible_collections.gpufabric.roce.plugins.module_utils._rails import node_network_name, node_resource_name
 from ansible_collections.gpufabric.roce.plugins.module_utils._rails import node_rails as _node_rails
 from ansible_collections.gpufabric.roce.plugins.module_utils._rails import rail_network_name, rail_resource_name
@@ -72,6 +76,21 @@ def pod_attachment(node_vars, node_name, name_prefix='roce', resource_prefix='nv
             'resource': '%s/%s' % (resource_prefix, own or node_resource_name(name_prefix, node_name, per_node))}
 
 
+def rail_tos(node_vars, rail=None):
+    """The rail's QoS ToS; the layers are the fabric plan's (validated there, so a problem here is only reported)."""
+    cluster = _plain(node_vars.get('roce_qos'))
+    rail_qos = override = None
+    if rail:
+        rail_qos = next((r.get('qos') for r in _plain(node_vars.get('roce_rails')) or [] if r.get('name') == rail), None)
+        override = ((_plain(node_vars.get('roce_rail_overrides')) or {}).get(rail) or {}).get('qos')
+    qos, problems = effective_qos(cluster, rail_qos, override, rail)
+    if problems:
+        field, value, problem, fix = problems[0]
+        raise AnsibleFilterError('%s=%r: %s. Fix: %s' % (field, value, problem, fix))
+    return qos['tos'] if qos else None
+
+
 class FilterModule(object):
     def filters(self):
-        return {'node_rails': node_rails, 'rail_attachments': rail_attachments, 'pod_attachment': pod_attachment}
+        return {'node_rails': node_rails, 'rail_attachments': rail_attachments, 'pod_attachment': pod_attachment,
+                'rail_tos': rail_tos}

@@ -83,8 +83,8 @@ def _gid_for(device, ipv4):
 def nccl_env(facts, rails, socket_ifname=None, host='node'):
     """NCCL settings of one node.
 
-    ``facts``: the node's ``ansible_facts.rdma``. ``rails``: list of ``{name, pf, ipv4?}``, ``ipv4``
-    the rail's address on this node (its RoCE v2 GID). ``socket_ifname``: NCCL_SOCKET_IFNAME, set
+    ``facts``: the node's ``ansible_facts.rdma``. ``rails``: list of ``{name, pf, ipv4?, tos?}``, ``ipv4``
+    the rail's address on this node (its RoCE v2 GID), ``tos`` its QoS ToS (NCCL_IB_TC). ``socket_ifname``: NCCL_SOCKET_IFNAME, set
     only when given.
 
     Returns ``{env, rails, problems}``: ``env`` has string values only for what could be derived;
@@ -147,6 +147,19 @@ def nccl_env(facts, rails, socket_ifname=None, host='node'):
                         'layout, no extra addresses before it) so the GID lands at the same index on every NIC'
                         % '; '.join('index %d on %s' % (idx, ', '.join('%s (%s)' % (e['name'], e['rdma_device']) for e in es))
                                     for idx, es in sorted(indexes.items())))
+    _traffic_class(rails, env, problems)
     if socket_ifname:
         env['NCCL_SOCKET_IFNAME'] = str(socket_ifname)
     return {'env': env, 'rails': ordered, 'problems': problems}
+
+
+def _traffic_class(rails, env, problems):
+    """NCCL_IB_TC from the rails' QoS ToS (docs/qos.md): NCCL sets it on its QPs itself (it does not use RDMA-CM, so
+    the default ToS the roce_qos module puts in configfs does not reach it). One value for all HCAs, like the GID index."""
+    tos = {r['tos'] for r in rails if r.get('tos') is not None}
+    if len(tos) == 1:
+        env['NCCL_IB_TC'] = str(next(iter(tos)))
+    elif len(tos) > 1:
+        problems.append('the rails\' QoS disagree on the ToS (%s), and NCCL_IB_TC is one value for all HCAs, so it is not set. '
+                        'Fix: give every rail the same tos in roce_qos (docs/qos.md)'
+                        % ', '.join('%s %s' % (r['name'], r['tos']) for r in rails if r.get('tos') is not None))

@@ -146,6 +146,7 @@ def validate(host, params):
             ('size', 1, MAX_SIZE, 'use a message size between 1 and %d bytes' % MAX_SIZE),
             ('qps', 1, MAX_QPS, 'use between 1 and %d queue pairs' % MAX_QPS),
             ('tcp_port', 1, 65535, 'use a free TCP port between 1 and 65535 (perftest default 18515)'),
+            ('tclass', 0, 255, 'use the IP ToS of the rail\'s QoS, e.g. 106 (DSCP 26, ECT(0))'),
             ('duration', 1, 86400, 'use a duration in seconds, e.g. 5'),
             ('iterations', MIN_ITERS, 100000000, 'use at least %d iterations (perftest refuses fewer)' % MIN_ITERS),
             ('timeout', 1, 86400, 'use a timeout in seconds, e.g. 60')):

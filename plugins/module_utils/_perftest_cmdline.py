@@ -45,6 +45,9 @@ def build_command(params, gid_index, binary=None, timeout_bin=None):
         cmd.append('--report_gbits')
     if params.get('rdma_cm'):
         cmd.append('-R')
+    if params.get('tclass') is not None:
+        # RDMA-CM QPs take the ToS with -T; the others carry it as the GRH traffic class (the IP ToS on RoCE v2).
+        cmd += ['-T', str(params['tclass'])] if params.get('rdma_cm') else ['--tclass=%d' % params['tclass']]
     cmd += list(params.get('extra_args') or [])
     if params['role'] == 'client':
         cmd.append(params['server'])
@@ -65,13 +68,14 @@ _LONG_OPTIONS = {
     'duration': ('D', True), 'iters': ('n', True), 'qp': ('q', True), 'port': ('p', True),
     'rdma_cm': ('R', False), 'report_gbits': ('report_gbits', False), 'output': ('output', True),
     'bidirectional': ('b', False), 'run_infinitely': ('run_infinitely', False), 'help': ('h', False),
-    'version': ('V', False),
+    'version': ('V', False), 'tclass': ('tclass', True), 'tos': ('T', True),
 }
 # option -> (module option, perftest's name for it)
 _MODULE_OPTIONS = {
     'd': ('device', '-d'), 'i': ('ib_port', '-i'), 'x': ('gid_index', '-x'), 's': ('size', '-s'),
     'D': ('duration', '-D'), 'n': ('iterations', '-n'), 'q': ('qps', '-q'), 'p': ('tcp_port', '-p'),
     'R': ('rdma_cm', '-R'), 'report_gbits': ('report_gbits', '--report_gbits'),
+    'T': ('tclass', '-T'), 'tclass': ('tclass', '--tclass'),
 }
 
 

@@ -21,6 +21,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._common import (
     check_ifname,
     pod_subnet_problem,
 )
+from ansible_collections.gpufabric.roce.plugins.module_utils._qos import QosCache
 from ansible_collections.gpufabric.roce.plugins.module_utils._rails import node_rails, rail_field, rail_names_problems, shorthand_vars
 
 DEFAULT_VLAN_ID = 100
@@ -173,7 +174,7 @@ def _vlan_errors(nodes, fabric):
 _RAIL_VARS = ('roce_rails', 'roce_rail_overrides', 'roce_node_index', 'roce_num_vfs', 'roce_mtu', 'roce_vlan_id', 'roce_vfs')
 
 
-def node_rail_fabric(hostvars, host, position):
+def node_rail_fabric(hostvars, host, position, qos_cache=None):
     """Validated pod network of every rail of a node with ``roce_rails``, or None for a one-rail node.
 
     Each rail is checked by the one-rail rules (``node_fabric``) and blamed by its own key
@@ -185,6 +186,7 @@ def node_rail_fabric(hostvars, host, position):
     if rails is None:
         return None, []
     errors = [GpufabricError(host, field, value, problem, fix) for field, value, problem, fix in problems]
+    cluster_qos = _get(hostvars, host, 'roce_qos')
     out = []
     for rail in rails:
         try:
@@ -200,6 +202,10 @@ def node_rail_fabric(hostvars, host, position):
         f['sriov_pf'] = rail.get('sriov_pf') or f['pf']
         if rail.get('vfs'):
             f['vfs'] = rail['vfs']  # only when set: the table of 1,000 nodes x 8 rails stays small
+        qos, problems = (qos_cache or QosCache()).get(cluster_qos, rail.get('qos'), rail.get('qos_node'), rail['name'])
+        errors.extend(GpufabricError(host, *p) for p in problems)
+        if qos is not None:
+            f['qos'] = qos
         out.append(f)
     return out, errors
 
@@ -246,15 +252,40 @@ def _multirail_table(hostvars, nodes, fabric, rails):
     entries += [(n, f['rail'], f) for n in nodes for f in rails.get(n, [])]
     one_rail = [n for n in nodes if n in fabric]
     _raise(_rail_overlaps(entries) + (_vlan_errors(one_rail, fabric) if one_rail else []) + _rail_vlan_errors(entries))
-    out = {n: _plain_fabric(f) for n, f in fabric.items()}
+    profiles = _QosProfiles()
+    out = {n: profiles.plain(f) for n, f in fabric.items()}
     for n, rs in rails.items():
-        out[n] = {'rails': [dict(_plain_fabric(f), rail=f['rail'], num_vfs=f['num_vfs'], sriov_pf=f['sriov_pf'],
+        out[n] = {'rails': [dict(profiles.plain(f), rail=f['rail'], num_vfs=f['num_vfs'], sriov_pf=f['sriov_pf'],
                                  **({'vfs': f['vfs']} if f.get('vfs') else {})) for f in rs]}
-    return {'kind': FABRIC_KIND, 'vlan_id': fabric[one_rail[0]]['vlan_id'] if one_rail else None, 'nodes': {n: out[n] for n in nodes}}
+    table = {'kind': FABRIC_KIND, 'vlan_id': fabric[one_rail[0]]['vlan_id'] if one_rail else None, 'nodes': {n: out[n] for n in nodes}}
+    return profiles.into(table)
 
 
 def _plain_fabric(f):
     return {'pf': f['pf'], 'vlan_id': f['vlan_id'], 'mtu': f['mtu'], 'subnet': '%s' % f['subnet'], 'gateway': '%s' % f['gateway']}
+
+
+class _QosProfiles:
+    """The table's QoS settings by reference: each distinct setting once in ``qos_profiles``, each rail naming its
+    profile by index (80,000 rails share a handful). No QoS anywhere: the table is as it was before QoS existed."""
+
+    def __init__(self):
+        self.profiles, self._index = [], {}
+
+    def plain(self, f):
+        out = _plain_fabric(f)
+        if f.get('qos') is not None:
+            key = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(f['qos'].items()))
+            if key not in self._index:
+                self._index[key] = len(self.profiles)
+                self.profiles.append(f['qos'])
+            out['qos'] = self._index[key]
+        return out
+
+    def into(self, table):
+        if self.profiles:
+            table['qos_profiles'] = self.profiles
+        return table
 
 
 def _mixed_rail_errors(nodes, rails, fabric):
@@ -306,8 +337,9 @@ def fabric_table(hostvars, nodes=None):
     ``{'kind': 'vlan_gateway_fabric', 'vlan_id': 100, 'nodes': {host: {pf, vlan_id, mtu, subnet, gateway}}}``."""
     nodes = list(nodes) if nodes is not None else list(hostvars.keys())
     fabric, rails, errors = {}, {}, []
+    qos_cache = QosCache()
     for position, n in enumerate(nodes):
-        node_rails_fabric, rail_errors = node_rail_fabric(hostvars, n, position)
+        node_rails_fabric, rail_errors = node_rail_fabric(hostvars, n, position, qos_cache)
         if node_rails_fabric is not None:
             rails[n] = node_rails_fabric
             errors.extend(rail_errors)
@@ -316,17 +348,24 @@ def fabric_table(hostvars, nodes=None):
             fabric[n] = node_fabric(hostvars, n)
         except GpufabricError as exc:
             errors.append(exc)
+            continue
+        qos, problems = qos_cache.get(_get(hostvars, n, 'roce_qos'))
+        errors.extend(GpufabricError(n, *p) for p in problems)
+        if qos is not None:
+            fabric[n]['qos'] = qos
     # Every problem at once: the mix of rails and one-rail nodes, then each node's own.
     _raise(_mixed_rail_errors(nodes, rails, fabric) + _mixed_family(errors, nodes, fabric, rails))
     if rails:
         _raise([GpufabricError(*p) for p in rail_names_problems([(n, [f['rail'] for f in rails[n]]) for n in nodes])])
         return _multirail_table(hostvars, nodes, fabric, rails)
     _raise(_overlaps(nodes, fabric) + _vlan_errors(nodes, fabric) if nodes else [])
-    return {
+    profiles = _QosProfiles()
+    table = {
         'kind': FABRIC_KIND,
         'vlan_id': fabric[nodes[0]]['vlan_id'] if nodes else None,
-        'nodes': {n: _plain_fabric(f) for n, f in fabric.items()},
+        'nodes': {n: profiles.plain(f) for n, f in fabric.items()},
     }
+    return profiles.into(table)
 
 
 def is_fabric_table(data):
@@ -350,7 +389,15 @@ def gateway_args(table, host):
         'mtu': me['mtu'],
         'addresses': ['%s/%s' % (me['gateway'], me['subnet'].rsplit('/', 1)[1])],
         'routes': [{'dst': f['subnet'], 'via': f['gateway'], 'onlink': True} for n, f in nodes.items() if n != host],
+        **_qos_of(table, me),
     }
+
+
+def _qos_of(table, entry):
+    """``{'qos': <the entry's QoS settings>}``, or {} when the entry has none (QoS off)."""
+    if entry.get('qos') is None:
+        return {}
+    return {'qos': table['qos_profiles'][entry['qos']]}
 
 
 def gateway_args_list(table, host):
@@ -380,6 +427,7 @@ def gateway_args_list(table, host):
             'vfs': r.get('vfs') or [],
             'addresses': ['%s/%s' % (r['gateway'], r['subnet'].rsplit('/', 1)[1])],
             'routes': routes,
+            **_qos_of(table, r),
         })
     return out
 

@@ -35,10 +35,10 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._common import POD_
 from ansible_collections.gpufabric.roce.plugins.module_utils._sriov_vf import VF_OPTIONS, validate_planned
 
 RAIL_KEYS = ('name', 'pf', 'vlan', 'subnet', 'gateway', 'subnet_pool', 'subnet_prefix', 'num_vfs', 'mtu',
-             'resource_name', 'network_name', 'routes', 'sriov_pf', 'vfs')
+             'resource_name', 'network_name', 'routes', 'sriov_pf', 'vfs', 'qos')
 # The pool describes the cluster, so a node overrides its own subnet instead of the pool.
 OVERRIDE_KEYS = ('pf', 'vlan', 'subnet', 'gateway', 'num_vfs', 'mtu', 'resource_name', 'network_name', 'routes', 'sriov_pf',
-                 'vfs')
+                 'vfs', 'qos')
 RAIL_NAME_RE = re.compile(r'[a-z0-9]([a-z0-9-]{0,13}[a-z0-9])?')
 DEFAULT_SUBNET_PREFIX = 24
 
@@ -170,7 +170,8 @@ def node_rails(hv, position, defaults=None):
     ``hv``: the node's variables (``roce_rails``, ``roce_rail_overrides``, ``roce_node_index``,
     ``roce_num_vfs``, ``roce_mtu``, ``roce_vlan_id``); ``position``: its index in roce_nodes;
     ``defaults``: fallbacks for num_vfs and mtu. Returns ``(rails, problems)``: each rail a dict of
-    RAIL_KEYS minus subnet_prefix (subnet and gateway as strings, as an inventory would give them;
+    RAIL_KEYS minus subnet_prefix, plus qos_node (the node's own qos, when it has one) (subnet and gateway as strings,
+    as an inventory would give them;
     routes default to the rail's pool),
     problems a list of ``(field, value, problem, fix)``. A rail with a problem is left out."""
     if not is_multirail(hv):
@@ -192,7 +193,11 @@ def node_rails(hv, position, defaults=None):
     out = []
     for rail in rails:
         merged = dict(rail)
-        merged.update({k: v for k, v in overrides.get(rail['name'], {}).items() if v is not None})
+        override = overrides.get(rail['name'], {})
+        # A node's qos is merged key by key over the rail's (_qos.effective_qos), not put in its place.
+        merged.update({k: v for k, v in override.items() if v is not None and k != 'qos'})
+        if override.get('qos') is not None:
+            merged['qos_node'] = override['qos']
         field = 'roce_rails[%s]' % rail['name']
         if not merged.get('pf'):
             problems.append((field + '.pf', merged.get('pf'), 'is not set',

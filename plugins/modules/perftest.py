@@ -123,6 +123,13 @@ options:
       - Connect the queue pairs with rdma_cm (C(-R)) instead of the TCP exchange of QP numbers and GIDs.
     type: bool
     default: false
+  tclass:
+    description:
+      - IP ToS of the test's traffic (0-255; the rail's QoS C(tos), docs/qos.md) - C(--tclass) (the GRH traffic class, the
+        IP ToS on RoCE v2), or C(-T) with O(rdma_cm=true).
+      - Omit it to test as applications do by default - with O(rdma_cm=true) the RDMA-CM default ToS that
+        P(gpufabric.roce.roce_qos#module) writes applies.
+    type: int
   tcp_port:
     description:
       - TCP port of the out-of-band exchange (C(-p)); perftest's default is 18515. Use different ports to run
@@ -137,7 +144,7 @@ options:
     default: 60
   extra_args:
     description:
-      - Further perftest arguments, appended as given (for example C([--tclass=106]), C([-F]) or C([-b]) for a
+      - Further perftest arguments, appended as given (for example C([--qp-timeout=14]), C([-F]) or C([-b]) for a
         bidirectional bandwidth test).
       - They are read the way perftest reads its command line (short options with attached values such as
         C(-x3), clusters such as C(-bR), C(--gid-index=3), C(--gid-index 3) and unambiguous abbreviations such as
@@ -452,6 +459,7 @@ def main():
             qps=dict(type='int'),
             report_gbits=dict(type='bool', default=False),
             rdma_cm=dict(type='bool', default=False),
+            tclass=dict(type='int'),
             tcp_port=dict(type='int'),
             timeout=dict(type='int', default=60),
             extra_args=dict(type='list', elements='str', default=[]),

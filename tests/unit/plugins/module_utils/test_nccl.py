@@ -72,6 +72,21 @@ def test_gid_index_disagreement_is_reported(facts):
     assert 'index 3 on rail0 (mlx5_0); index 5 on rail1 (mlx5_1)' in result['problems'][0]
 
 
+def test_traffic_class_from_the_rails_qos(facts):
+    rails = [{'name': 'rail0', 'pf': 'ens1f0np0', 'tos': 106}, {'name': 'rail1', 'pf': 'ens84np0', 'tos': 106}]
+    result = nccl_env(facts, rails)
+    assert result['env']['NCCL_IB_TC'] == '106' and result['problems'] == []
+    # without QoS nothing is set (NCCL's own default stays)
+    assert 'NCCL_IB_TC' not in nccl_env(facts, [{'name': 'rail0', 'pf': 'ens1f0np0', 'tos': None}])['env']
+
+
+def test_traffic_class_disagreement_is_reported(facts):
+    rails = [{'name': 'rail0', 'pf': 'ens1f0np0', 'tos': 106}, {'name': 'rail1', 'pf': 'ens84np0', 'tos': 98}]
+    result = nccl_env(facts, rails)
+    assert 'NCCL_IB_TC' not in result['env']
+    assert len(result['problems']) == 1 and 'rail0 106, rail1 98' in result['problems'][0]
+
+
 def test_missing_gid_and_missing_device(facts):
     rails = [{'name': 'rail0', 'pf': 'ens1f0np0', 'ipv4': '10.9.9.9'}, {'name': 'rail1', 'pf': 'nosuch0'}]
     result = nccl_env(facts, rails)

@@ -223,7 +223,7 @@ BAD_INPUT = [
     (dict(min_bw_gbps=0.0), 'node1: min_bw_gbps=0.0: must be greater than 0. Fix: set a bandwidth in Gb/s, e.g. 80'),
     (dict(min_bw_pct_of_link=150.0), 'node1: min_bw_pct_of_link=150.0: must be above 0 and at most 100. '
                                      'Fix: set a percentage of the link speed, e.g. 80'),
-    (dict(extra_args=['--tclass=106', '-x', '3']), 'node1: extra_args=["--tclass=106", "-x", "3"]: -x 3 sets -x, which is '
+    (dict(extra_args=['--qp-timeout=14', '-x', '3']), 'node1: extra_args=["--qp-timeout=14", "-x", "3"]: -x 3 sets -x, which is '
                                                    'the module option gid_index. Fix: remove -x 3 from extra_args and set '
                                                    'gid_index: 3'),
     (dict(extra_args=['--size=64']), 'node1: extra_args=["--size=64"]: --size=64 sets -s, which is the module option size. '
@@ -262,10 +262,23 @@ def test_pct_threshold_with_unknown_link_speed_is_refused_before_running(tmp_pat
 
 def test_command_client_all_options():
     p = params(gid_index=2, size=4096, iterations=500, qps=2, tcp_port=18600, report_gbits=True, rdma_cm=True,
-               extra_args=['--tclass=106'])
+               extra_args=['--use_hugepages'])
     assert pt.build_command(p, 2, binary='/usr/bin/ib_write_bw', timeout_bin='/usr/bin/timeout') == [
         '/usr/bin/timeout', '--kill-after=5', '60', '/usr/bin/ib_write_bw', '-d', 'rxe0', '-i', '1', '-x', '2',
-        '-s', '4096', '-n', '500', '-q', '2', '-p', '18600', '--report_gbits', '-R', '--tclass=106', '10.255.0.1']
+        '-s', '4096', '-n', '500', '-q', '2', '-p', '18600', '--report_gbits', '-R', '--use_hugepages', '10.255.0.1']
+
+
+@pytest.mark.parametrize('rdma_cm,flags', [(False, ['--tclass=106']), (True, ['-R', '-T', '106'])])
+def test_command_traffic_class(rdma_cm, flags):
+    # the QoS ToS: the GRH traffic class without RDMA-CM, RDMA-CM's ToS with it
+    p = params(role='server', server=None, device=None, duration=5, rdma_cm=rdma_cm, tclass=106)
+    assert pt.build_command(p, None) == ['ib_write_bw', '-i', '1', '-D', '5'] + flags
+
+
+@pytest.mark.parametrize('extra', [['--tclass=98'], ['-T', '98'], ['--tos', '98']])
+def test_a_traffic_class_in_extra_args_is_the_module_option(extra):
+    problem, fix = pt.extra_args_problem(params(extra_args=extra), 2)
+    assert 'tclass' in problem and 'set tclass: 98' in fix
 
 
 def test_command_server_defaults():
@@ -507,16 +520,16 @@ def test_extra_args_refused_before_running_and_the_fix_passes(override, message,
 
 
 @pytest.mark.parametrize('extra', [
-    ['--tclass=106', '-F'], ['-b'], ['--bidirectional', '--report-both'], ['--qp-timeout', '14'], ['-t', '256'],
-    ['--report-both'], ['--tclass', '106'], ['-a'], ['--use_cuda=0', '--use_cuda_dmabuf'],
+    ['--qp-timeout=14', '-F'], ['-b'], ['--bidirectional', '--report-both'], ['--qp-timeout', '14'], ['-t', '256'],
+    ['--report-both'], ['--inline_size', '0'], ['-a'], ['--use_cuda=0', '--use_cuda_dmabuf'],
 ])
 def test_extra_args_that_do_not_clash_pass(extra):
     assert pt.validate('node1', params(gid_index=2, qps=2, extra_args=extra)) == 2
 
 
 def test_perftest_options_reads_like_getopt():
-    assert pt.perftest_options(['-Fx3', '--gid-index', '4', '--tclass=106', '-bR', '--', '-x', '5']) == [
-        ('F', '-Fx3', None), ('x', '-Fx3', '3'), ('x', '--gid-index 4', '4'), (None, '--tclass=106', '106'),
+    assert pt.perftest_options(['-Fx3', '--gid-index', '4', '--qp-timeout=14', '-bR', '--', '-x', '5']) == [
+        ('F', '-Fx3', None), ('x', '-Fx3', '3'), ('x', '--gid-index 4', '4'), (None, '--qp-timeout=14', '14'),
         ('b', '-bR', None), ('R', '-bR', None)]
 
 
