@@ -11,8 +11,9 @@ packages=(
     # The reboot lab (lab/rebootlab.py): a Debian root filesystem with systemd as init, turned
     # into a qcow2 disk image without loop mounts (mkfs.ext4 -d, qemu-img).
     debootstrap e2fsprogs qemu-utils
-    # What the nodes run, seen through the VMs' shared root: iproute2's rdma, perftest, rxe.
-    iproute2 iputils-ping procps rdma-core ibverbs-providers ibverbs-utils perftest
+    # What the nodes run, seen through the VMs' shared root: iproute2's rdma, perftest, rxe; tcpdump reads the RoCE
+    # packets' ToS on the wire (molecule/lab/qos.yml).
+    iproute2 iputils-ping procps rdma-core ibverbs-providers ibverbs-utils perftest tcpdump
     # The real CNI plugins the lab's pods get their VFs and addresses from (host-device, host-local).
     containernetworking-plugins
     # Ansible reaches the VMs over SSH on loopback.

@@ -64,8 +64,9 @@ modprobe 8021q
 modprobe rdma_rxe
 # What a real node's systemd (sys-kernel-config.mount) and rdma-core (rdma_ucm at boot) do: RDMA-CM's configfs,
 # where roce_qos writes each RDMA device's default RoCE ToS.
-mount -t configfs none /sys/kernel/config 2>/dev/null || true
+# rdma_ucm first: it loads configfs, which the mount does not load by itself here.
 modprobe rdma_ucm
+mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
 rdma link add rxe0 type rxe netdev fab0
 rdma link add rxe1 type rxe netdev fab1
 

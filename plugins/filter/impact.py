@@ -16,15 +16,17 @@ HOST_VFS = ('__host_network_vfs_result', '__host_network_rails_vfs_result')
 # Registered only where the node is drained around a VF reset (host VF mode, host_network_drain, reset allowed).
 HOST_DRAIN_PREDICTIONS = ('__host_network_vf_prediction', '__host_network_rails_prediction')
 HOST_GATEWAYS = '__host_network_gateways_result'
+HOST_QOS = '__host_network_qos_result'
 CONTROLLER_FACT = '__sriov_networks_impact'
 
 
 def _host_part(hv):
-    if not any(k in hv for k in HOST_VFS + (HOST_GATEWAYS,)):
+    if not any(k in hv for k in HOST_VFS + (HOST_GATEWAYS, HOST_QOS)):
         return None
     drained = im.reset_predicted([_plain(hv.get(k)) for k in HOST_DRAIN_PREDICTIONS if k in hv])
     return im.host_impact([_plain(hv.get(k)) for k in HOST_VFS if k in hv],
-                          [_plain(hv.get(HOST_GATEWAYS))] if HOST_GATEWAYS in hv else [], drained)
+                          [_plain(hv.get(HOST_GATEWAYS))] if HOST_GATEWAYS in hv else [], drained,
+                          [_plain(hv.get(HOST_QOS))] if HOST_QOS in hv else [])
 
 
 def impact_operator(rendered, live_policies, node_states, removed=None):

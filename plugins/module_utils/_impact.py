@@ -71,15 +71,28 @@ def gateway_impact(result):
     return out
 
 
-def host_impact(vf_results, gateway_results, drain):
+def qos_impact(result):
+    """One ``roce_qos`` result as {interface, actions, unsupported, link_flap}; None when skipped, failed or unchanged.
+    A PFC change makes mlx5 take the link down and up (mlx5e_dcbnl_ieee_setpfc): a short flap of every flow on it."""
+    if not isinstance(result, dict) or result.get("skipped") or result.get("failed") or "interface" not in result:
+        return None
+    actions = list(result.get("actions") or [])
+    if not actions:
+        return None  # what a NIC cannot do is reported by the task itself, on every run; here only what changes
+    return {"interface": result["interface"], "actions": actions, "unsupported": sorted(result.get("unsupported") or {}),
+            "link_flap": any(a.startswith("set PFC") for a in actions)}
+
+
+def host_impact(vf_results, gateway_results, drain, qos_results=()):
     """A node's host-phase impact from its registered results (single results or loop results).
 
     ``drain``: whether the host phase drains this node around a VF reset (host VF mode on a Kubernetes node with
     host_network_drain on)."""
     vfs = [v for v in (vf_impact(r) for r in _flat(vf_results)) if v]
     gws = [g for g in (gateway_impact(r) for r in _flat(gateway_results)) if g]
+    qos = [q for q in (qos_impact(r) for r in _flat(qos_results)) if q]
     reset = any(v["reset"] for v in vfs)
-    return {"vfs": vfs, "vf_reset": reset, "drain": bool(drain) and reset, "gateways": gws}
+    return {"vfs": vfs, "vf_reset": reset, "drain": bool(drain) and reset, "gateways": gws, "qos": qos}
 
 
 def reset_predicted(results):
@@ -171,6 +184,11 @@ def _node_rows(host, node, host_part, operator_part):
                 parts.append("MTU %s -> %s" % tuple(g["mtu"]))
             if parts:
                 effects.append("gateway %s: %s" % (g["interface"], "; ".join(parts)))
+        for q in host_part.get("qos") or []:
+            what = "; ".join(q["actions"])
+            if q["unsupported"]:
+                what += " (not supported here: %s)" % ", ".join(q["unsupported"])
+            effects.append("QoS %s: %s" % (q["interface"], what))
     for c in operator_part or []:
         fields = ", ".join("%s %s -> %s" % (f, v[0], v[1]) for f, v in sorted(c["fields"].items()))
         what = {"new": "new policy %s" % c["policy"], "update": "policy %s: %s" % (c["policy"], fields),
@@ -197,6 +215,8 @@ def _node_rows(host, node, host_part, operator_part):
         disruption.append("reboot")
     if host_part and any(g["routes_removed"] or g["routes_changed"] or g["addresses_removed"] for g in host_part["gateways"]):
         disruption.append("routes removed or changed")
+    if host_part and any(q["link_flap"] for q in host_part.get("qos") or []):
+        disruption.append("link flap (PFC change)")
     return {"host": host, "node": node, "disruption": ", ".join(disruption) or NONE, "changes": effects}
 
 

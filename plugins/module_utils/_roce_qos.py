@@ -267,6 +267,7 @@ def render_unit(iface, desired, applied, rdma_dev):
         '[Unit]',
         'Description=gpufabric.roce RoCE QoS of %s' % pf,
         'BindsTo=%s' % dev_unit,
+        'Wants=sys-kernel-config.mount',
         'After=%s sys-kernel-config.mount' % dev_unit,
         '',
         '[Service]',
@@ -297,15 +298,45 @@ def render_unit(iface, desired, applied, rdma_dev):
         dev = unit_quote(rdma_dev)
         group = '/sys/kernel/config/rdma_cm/%s' % dev
         lines.append('ExecStart=-/sbin/modprobe rdma_cm')
-        lines.append("ExecStart=/bin/sh -c 'mkdir -p %s && for p in %s/ports/*; do echo %d > $$p/default_roce_tos; done'"
-                     % (group, group, desired['tos']))
+        # The RDMA device may come after the netdev (mlx5_ib loads after mlx5_core): wait for it, as for the netdev.
+        lines.append("ExecStart=/bin/sh -c 'for i in $$(seq 60); do [ -e /sys/class/infiniband/%s ] && break; sleep 1; done; "
+                     "mkdir -p %s && for p in %s/ports/*; do echo %d > $$p/default_roce_tos; done'" % (dev, group, group, desired['tos']))
     lines += ['', '[Install]', 'WantedBy=%s' % dev_unit, '']
     return '\n'.join(lines)
+
+
+def remove(host, params, check_mode, fs, persist_fn):
+    """state=absent, the way back: the persisted unit goes, and so does the RDMA-CM ToS group this module made in
+    configfs (RDMA-CM is back at its default ToS, 0). DCB, pause and ECN settings stay as they are: nothing records what
+    they were before, and guessing would change a NIC the module may not have set; the result names them."""
+    iface = params['interface']
+    check_ifname(host, 'interface', iface, PF_FIX)
+    dev, _ports = rdma_device(fs, iface)
+    group = '%s/%s' % (CONFIGFS, dev) if dev else None
+    actions = ['remove the RDMA-CM ToS group of %s (default ToS 0 again)' % dev] if group and fs.exists(group) else []
+    result = {'changed': bool(actions), 'interface': iface, 'actions': actions, 'rdma_device': dev, 'unsupported': {},
+              'warnings': [], 'left': ['trust', 'pfc_priorities', 'pause_frames', 'ecn_priorities', 'cnp_dscp', 'cnp_priority'],
+              'diff': {'before': {'tos_group': bool(actions)}, 'after': {'tos_group': False}}}
+    if actions and not check_mode:
+        try:
+            os.rmdir(fs.path(group))
+        except OSError as exc:
+            raise GpufabricError(host, 'interface', iface, 'could not remove %s: %s' % (fs.path(group), oserror_text(exc)),
+                                 'check that no RDMA-CM user holds the group and run again') from None
+    if persist_fn:
+        presult = persist_fn(unit_name(iface), None, 'absent')
+        result['persist'] = {k: presult[k] for k in ('unit', 'path', 'changed', 'daemon_reload', 'systemd_running')}
+        if presult['changed']:
+            result['changed'] = True
+            result['diff']['before']['unit'], result['diff']['after']['unit'] = presult['before'], presult['after']
+    return result
 
 
 def run(host, params, check_mode, *, dcb, pause, fs=None, persist_fn=None):
     fs = fs or Sysfs(params.get('sysfs_root') or '/sys')
     iface = params['interface']
+    if params.get('state') == 'absent':
+        return remove(host, params, check_mode, fs, persist_fn)
     desired = validate_params(host, params)
     try:
         state, unsupported = read_state(fs, iface, dcb, pause, desired)

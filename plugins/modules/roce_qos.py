@@ -68,6 +68,14 @@ options:
     type: str
     choices: [fail, warn]
     default: fail
+  state:
+    description:
+      - V(absent) is the way back - it removes the persisted unit and the RDMA-CM ToS group the module made in configfs
+        (RDMA-CM's default ToS is 0 again). DCB, link pause and ECN settings are left as they are, listed in RV(left) -
+        nothing records what they were before.
+    type: str
+    choices: [present, absent]
+    default: present
   persist:
     description:
       - Write a systemd unit applying the same settings at boot (C(gpufabric-qos-<interface>.service), bound to the PF's
@@ -104,6 +112,11 @@ EXAMPLES = r"""
     pause_frames: false
     persist: true
 
+- name: The way back - the unit and the RDMA-CM ToS group go
+  gpufabric.roce.roce_qos:
+    interface: enp157s0np0
+    state: absent
+
 - name: Only the RDMA-CM ToS (any RDMA device, soft-RoCE included)
   gpufabric.roce.roce_qos:
     interface: eth1
@@ -132,9 +145,14 @@ unsupported:
   returned: always
   type: dict
   sample: {pfc_priorities: "eth1 has no DCB support (the driver implements no dcbnl operations)"}
+left:
+  description: With O(state=absent), the settings left as they are on the NIC.
+  returned: when O(state=absent)
+  type: list
+  elements: str
 persist:
   description: The persisted unit, its path, whether it changed, whether systemd was running and reloaded.
-  returned: when O(persist=true)
+  returned: when O(persist=true) or O(state=absent)
   type: dict
 diff:
   description: Each setting before and after (and the unit text when it changed).
@@ -159,6 +177,7 @@ def main():
             cnp_dscp=dict(type='int'),
             cnp_priority=dict(type='int'),
             unsupported=dict(type='str', choices=['fail', 'warn'], default='fail'),
+            state=dict(type='str', choices=['present', 'absent'], default='present'),
             persist=dict(type='bool', default=False),
             unit_dir=dict(type='path', default='/etc/systemd/system'),
             sysfs_root=dict(type='path', default='/sys'),

@@ -51,6 +51,19 @@ def test_vf_reset_with_drain_and_routes_removed_are_disruptions():
     assert row["changes"][1] == "gateway eth0.100: -1 route(s) (10.2.0.0/24 via 10.1.0.1); ~1 route(s) (10.1.0.0/24 via 10.1.0.9)"
 
 
+def test_qos_changes_are_listed_and_a_pfc_change_is_a_link_flap():
+    tos = {"interface": "eth0", "changed": True, "actions": ["set RDMA-CM default ToS of mlx5_0 port 1 to 106"],
+           "unsupported": {"pfc_priorities": "no DCB"}}
+    row = im.report(["n"], {"n": im.host_impact([], [], False, [{"results": [tos]}])}, {})["nodes"][0]
+    assert row["disruption"] == im.NONE
+    assert row["changes"] == ["QoS eth0: set RDMA-CM default ToS of mlx5_0 port 1 to 106 (not supported here: pfc_priorities)"]
+    pfc = {"interface": "eth0", "changed": True, "actions": ["set PFC on priorities [3]"], "unsupported": {}}
+    assert im.report(["n"], {"n": im.host_impact([], [], False, [pfc])}, {})["nodes"][0]["disruption"] == "link flap (PFC change)"
+    # unchanged (the idempotent run), or only unsupported settings: nothing to report
+    quiet = dict(tos, actions=[], changed=False)
+    assert im.report(["n"], {"n": im.host_impact([], [], False, [quiet])}, {}, check_mode=False)["changed"] == 0
+
+
 def test_a_reset_without_the_drain_says_so():
     host = im.host_impact([_vf("eth0", 4, 8, True)], [], drain=False)
     row = im.report(["n"], {"n": host}, {})["nodes"][0]

@@ -161,3 +161,36 @@ def test_the_real_kernel_answers_no_dcb_and_no_pause_for_lo():
         result = run('h', params, True, dcb=NetlinkDcb(ipr), pause=EthtoolPause())
     assert sorted(result['unsupported']) == ['pause_frames', 'pfc_priorities', 'trust'] and result['actions'] == []
     assert 'no DCB support' in result['unsupported']['trust'] and 'link pause' in result['unsupported']['pause_frames']
+
+
+def test_state_absent_removes_the_tos_group_and_the_unit_four_ways(tree, tmp_path):
+    units = {}
+
+    def persist_fn(name, content, state='present'):
+        before = units.get(name)
+        if state == 'absent':
+            units.pop(name, None)
+        else:
+            units[name] = content
+        return {'unit': name, 'path': '/etc/systemd/system/' + name, 'changed': before != units.get(name), 'daemon_reload': False,
+                'systemd_running': False, 'before': before, 'after': units.get(name)}
+
+    run('h', _params(tree, persist=True), False, dcb=FakeDcb(), pause=FakePause(), persist_fn=persist_fn)
+    assert 'gpufabric-qos-enp1s0np0.service' in units
+    # the fixture's configfs group is a plain directory tree: empty it as configfs would on rmdir
+    group = os.path.join(tree, 'kernel/config/rdma_cm/mlx5_0')
+    shutil.rmtree(os.path.join(group, 'ports'))
+    absent = dict(interface='enp1s0np0', state='absent', sysfs_root=tree)
+    ways = []
+    for check in (True, False, True, False):
+        if check:
+            saved = dict(units)
+        result = run('h', absent, check, dcb=None, pause=None, persist_fn=persist_fn if not check else
+                     (lambda n, c, s='present': dict(persist_fn(n, c, s), changed=n in saved)))
+        if check:
+            units.clear()
+            units.update(saved)
+        ways.append(result['changed'])
+    assert ways == [True, True, False, False]
+    assert not os.path.exists(group) and units == {}
+    assert 'pfc_priorities' in result['left']
