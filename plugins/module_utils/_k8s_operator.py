@@ -89,7 +89,13 @@ NCP_COMPONENT_IMAGES = {
     "nv_ipam": {"repository": "nvcr.io/nvidia/mellanox", "image": "nvidia-k8s-ipam"},
     "rdma_shared_device_plugin": {"repository": "nvcr.io/nvidia/mellanox", "image": "k8s-rdma-shared-dev-plugin"},
     "ofed_driver": {"repository": "nvcr.io/nvidia/mellanox", "image": "doca-driver"},
+    # The NIC Configuration Operator and its daemon (network-operator hack/release.yaml: nicConfigurationOperator,
+    # nicConfigurationConfigDaemon; images named as in nic-configuration-operator's chart values). The network-operator
+    # chart's values.yaml carries no NicClusterPolicy image defaults since 24.10.
+    "nic_configuration_operator": {"repository": "nvcr.io/nvidia/mellanox", "image": "nic-configuration-operator"},
+    "nic_configuration_daemon": {"repository": "nvcr.io/nvidia/mellanox", "image": "nic-configuration-operator-daemon"},
 }
+NIC_CONFIGURATION_LOG_LEVELS = ("info", "debug")
 
 
 def release_key(version):
@@ -116,6 +122,8 @@ NCP_BUILTIN_DEFAULTS = {
     "network_operator_nv_ipam_enable_webhook": False,
     "network_operator_ofed_driver": False,
     "network_operator_rdma_shared_device_plugin": False,
+    "network_operator_nic_configuration_operator": False,
+    "network_operator_nic_configuration_log_level": "info",
     "network_operator_rdma_shared_device_plugin_config": {
         "configList": [{"resourceName": "rdma_shared_device_a", "rdmaHcaMax": 63, "selectors": {"vendors": [MELLANOX_VENDOR]}}]
     },
@@ -320,8 +328,13 @@ def render_nic_cluster_policy(cfg=None):
     if ipam not in NCP_IPAM_MODES:
         errs.add("(cluster)", "network_operator_ipam", ipam, "unknown IPAM component", "set network_operator_ipam to nv-ipam, whereabouts or none")
     flags = {}
-    for key in ("network_operator_ofed_driver", "network_operator_rdma_shared_device_plugin", "network_operator_nv_ipam_enable_webhook"):
+    for key in ("network_operator_ofed_driver", "network_operator_rdma_shared_device_plugin", "network_operator_nv_ipam_enable_webhook",
+                "network_operator_nic_configuration_operator"):
         flags[key] = _as_bool(errs, "(cluster)", key, cfg[key])
+    log_level = cfg["network_operator_nic_configuration_log_level"]
+    if flags["network_operator_nic_configuration_operator"] and log_level not in NIC_CONFIGURATION_LOG_LEVELS:
+        errs.add("(cluster)", "network_operator_nic_configuration_log_level", log_level, "not a log level of the NIC Configuration Operator",
+                 "set it to info or debug")
     images = cfg["network_operator_images"] or {}
     if not isinstance(images, dict):
         errs.add(
@@ -386,6 +399,14 @@ def render_nic_cluster_policy(cfg=None):
     if flags["network_operator_rdma_shared_device_plugin"]:
         conf = rdma_cfg if isinstance(rdma_cfg, str) else json.dumps(_plain(rdma_cfg), sort_keys=True)
         spec["rdmaSharedDevicePlugin"] = component("rdma_shared_device_plugin", config=conf)
+    if flags["network_operator_nic_configuration_operator"]:
+        # Applies the QoS of the NicConfigurationTemplates (module_utils/_k8s_nic_config.py); its daemon runs on the nodes
+        # labelled network.nvidia.com/operator.mofed.wait=false, as the operator deploys it.
+        spec["nicConfigurationOperator"] = {
+            "operator": component("nic_configuration_operator"),
+            "configurationDaemon": component("nic_configuration_daemon"),
+            "logLevel": log_level,
+        }
     spec = deep_merge(spec, _plain(overrides))
     _check_merged_spec(errs, spec, overrides)
     errs.raise_if_any()
@@ -395,6 +416,7 @@ def render_nic_cluster_policy(cfg=None):
 def _deployed_components(ipam, flags):
     comps = ["multus", "cni_plugins"] + (["nv_ipam"] if ipam == "nv-ipam" else [])
     comps += ["ofed_driver"] if flags.get("network_operator_ofed_driver") else []
+    comps += ["nic_configuration_operator", "nic_configuration_daemon"] if flags.get("network_operator_nic_configuration_operator") else []
     return comps + (["rdma_shared_device_plugin"] if flags.get("network_operator_rdma_shared_device_plugin") else [])
 
 

@@ -35,10 +35,10 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._common import POD_
 from ansible_collections.gpufabric.roce.plugins.module_utils._sriov_vf import VF_OPTIONS, validate_planned
 
 RAIL_KEYS = ('name', 'pf', 'vlan', 'subnet', 'gateway', 'subnet_pool', 'subnet_prefix', 'num_vfs', 'mtu',
-             'resource_name', 'network_name', 'routes', 'sriov_pf', 'vfs', 'qos')
+             'resource_name', 'network_name', 'routes', 'sriov_pf', 'vfs', 'qos', 'nic_type', 'pci_address')
 # The pool describes the cluster, so a node overrides its own subnet instead of the pool.
 OVERRIDE_KEYS = ('pf', 'vlan', 'subnet', 'gateway', 'num_vfs', 'mtu', 'resource_name', 'network_name', 'routes', 'sriov_pf',
-                 'vfs', 'qos')
+                 'vfs', 'qos', 'nic_type', 'pci_address')
 RAIL_NAME_RE = re.compile(r'[a-z0-9]([a-z0-9-]{0,13}[a-z0-9])?')
 DEFAULT_SUBNET_PREFIX = 24
 

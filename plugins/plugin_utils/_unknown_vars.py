@@ -25,7 +25,7 @@ SHARED_ROCE_VARS = frozenset((
     'roce_plan', 'roce_plan_out', 'roce_plan_artifact', 'roce_inventory_complete', 'roce_impact_out',
     'roce_impact',
     'roce_rails', 'roce_rail_overrides', 'roce_node_index',
-    'roce_qos', 'roce_qos_via', 'roce_qos_unsupported',
+    'roce_qos', 'roce_qos_via', 'roce_qos_unsupported', 'roce_nic_type', 'roce_pf_pci_address', 'roce_nic_config_node_selector',
 ))
 SHOWN_HOSTS = 3
 # How alike a name's leading words must be to a prefix to count as a typo of it (roc_ -> roce_: 0.86,

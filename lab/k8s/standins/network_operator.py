@@ -13,7 +13,9 @@ Upstream (Mellanox/network-operator v26.4.1):
   node is ready (the chart's SriovOperatorConfig selects config-daemon nodes by that label);
 - state-multus-cni (manifests/state-multus-cni): deploys Multus, whose manifests carry the
   NetworkAttachmentDefinition CRD; state-nv-ipam-cni (manifests/state-nv-ipam-cni/005-*.yaml) deploys
-  nv-ipam, whose manifests carry the IPPool and CIDRPool CRDs (nv-ipam.nvidia.com).
+  nv-ipam, whose manifests carry the IPPool and CIDRPool CRDs (nv-ipam.nvidia.com); state-nic-configuration-operator
+  (manifests/state-nic-configuration-operator/00[1-5]-*.yaml) deploys the NIC Configuration Operator with its five CRDs
+  (configuration.net.nvidia.com; standins/nic_configuration.py plays the operator and its daemon).
 The stand-in deploys no DaemonSet: every component present in the spec is reported `ready`, and the
 OFED driver counts as ready on every node.
 """
@@ -37,6 +39,11 @@ STATE_CRDS = (
     (("nvIpam",), "state-nv-ipam-cni",
      [("ippools.nv-ipam.nvidia.com", "nv-ipam-network-operator-v26.4.1/nv-ipam.nvidia.com_ippools.yaml"),
       ("cidrpools.nv-ipam.nvidia.com", "nv-ipam-network-operator-v26.4.1/nv-ipam.nvidia.com_cidrpools.yaml")]),
+    # manifests/state-nic-configuration-operator/00[1-5]-*.yaml: the five CRDs of the component tag (schema-equal copies)
+    (("nicConfigurationOperator",), "state-nic-configuration-operator",
+     [("%s.configuration.net.nvidia.com" % plural,
+       "nic-configuration-operator-network-operator-v26.4.1/configuration.net.nvidia.com_%s.yaml" % plural)
+      for plural in ("nicconfigurationtemplates", "nicdevices", "nicfirmwaresources", "nicfirmwaretemplates", "nicinterfacenametemplates")]),
 )
 
 # (state name, path of the NicClusterPolicy spec section that enables it), in the state manager's order.

@@ -17,10 +17,10 @@ import sys
 import time
 from pathlib import Path
 
-from standins import _kube, hardware, kubelet, network_operator, nfd, sriov_cni, sriov_operator, upgrade_crd_hook
+from standins import _kube, hardware, kubelet, network_operator, nfd, nic_configuration, sriov_cni, sriov_operator, upgrade_crd_hook
 
 LOG = logging.getLogger("standins")
-COMPONENTS = ("kubelet", "nfd", "network-operator", "sriov", "sriov-networks")
+COMPONENTS = ("kubelet", "nfd", "network-operator", "sriov", "sriov-networks", "nic-configuration")
 REPO = Path(__file__).resolve().parents[3]
 
 
@@ -72,6 +72,7 @@ def build(args, kube, nodes):
         "sriov": lambda: sriov_operator.SriovStandin(
             kube, nodes, args.namespace, args.resource_prefix, sync_delay=args.sync_delay, apply_delay=args.apply_delay, state_dir=args.state_dir),
         "sriov-networks": lambda: sriov_cni.SriovNetworkStandin(kube, args.namespace, args.resource_prefix),
+        "nic-configuration": lambda: nic_configuration.NicConfigurationStandin(kube, nodes, args.namespace, apply_delay=args.apply_delay),
     }
     return [made[name]() for name in COMPONENTS if name in wanted]
 

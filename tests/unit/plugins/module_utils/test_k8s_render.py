@@ -713,7 +713,7 @@ def test_nic_cluster_policy_full():
         (
             {"network_operator_images": {"sriov": {}}},
             '(cluster): network_operator_images=["sriov"]: unknown component(s). '
-            "Fix: use only cni_plugins, multus, nv_ipam, ofed_driver, rdma_shared_device_plugin",
+            "Fix: use only cni_plugins, multus, nic_configuration_daemon, nic_configuration_operator, nv_ipam, ofed_driver, rdma_shared_device_plugin",
         ),
         (
             {"network_operator_images": {"multus": {"image": "ghcr.io/multus:v4"}}},

@@ -14,6 +14,7 @@ import pytest
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError, Sysfs
 from ansible_collections.gpufabric.roce.plugins.module_utils._roce_qos import Unsupported, render_unit, run
+from ansible_collections.gpufabric.roce.plugins.module_utils._roce_qos_kernel import EthtoolPause, NetlinkDcb
 
 QOS = {'trust': 'dscp', 'pfc_priorities': [3], 'tos': 106, 'ecn_priorities': [3], 'cnp_dscp': 48, 'cnp_priority': 6,
        'pause_frames': False}
@@ -151,46 +152,43 @@ def test_unit_has_a_line_per_supported_setting():
 def test_the_real_kernel_answers_no_dcb_and_no_pause_for_lo():
     # The kernel backends end to end against this machine's kernel: lo has no dcbnl_ops and no pause support, so both
     # settings are unsupported, named as such, and nothing else is read or written.
-    from ansible_collections.gpufabric.roce.plugins.module_utils._roce_qos_kernel import HAS_PYROUTE2, EthtoolPause, NetlinkDcb
-    if not HAS_PYROUTE2:
-        pytest.skip('pyroute2 is not installed')
-    from pyroute2 import IPRoute
+    pyroute2 = pytest.importorskip('pyroute2')
     params = dict(_params('/sys', interface='lo', unsupported='warn'), **{k: None for k in QOS})
     params.update(trust='pcp', pfc_priorities=[3], pause_frames=False)
-    with IPRoute() as ipr:
+    with pyroute2.IPRoute() as ipr:
         result = run('h', params, True, dcb=NetlinkDcb(ipr), pause=EthtoolPause())
     assert sorted(result['unsupported']) == ['pause_frames', 'pfc_priorities', 'trust'] and result['actions'] == []
     assert 'no DCB support' in result['unsupported']['trust'] and 'link pause' in result['unsupported']['pause_frames']
 
 
-def test_state_absent_removes_the_tos_group_and_the_unit_four_ways(tree, tmp_path):
-    units = {}
+class FakeUnits:
+    """persist_unit's contract (write or remove, report the change; in check mode only predict it)."""
 
-    def persist_fn(name, content, state='present'):
-        before = units.get(name)
-        if state == 'absent':
-            units.pop(name, None)
-        else:
-            units[name] = content
-        return {'unit': name, 'path': '/etc/systemd/system/' + name, 'changed': before != units.get(name), 'daemon_reload': False,
-                'systemd_running': False, 'before': before, 'after': units.get(name)}
+    def __init__(self):
+        self.units, self.check = {}, False
 
-    run('h', _params(tree, persist=True), False, dcb=FakeDcb(), pause=FakePause(), persist_fn=persist_fn)
-    assert 'gpufabric-qos-enp1s0np0.service' in units
+    def __call__(self, name, content, state='present'):
+        before = self.units.get(name)
+        after = None if state == 'absent' else content
+        if not self.check:
+            self.units.pop(name, None) if after is None else self.units.__setitem__(name, after)
+        return {'unit': name, 'path': '/etc/systemd/system/' + name, 'changed': before != after, 'daemon_reload': False,
+                'systemd_running': False, 'before': before, 'after': after}
+
+
+def test_state_absent_removes_the_tos_group_and_the_unit_four_ways(tree):
+    units = FakeUnits()
+    run('h', _params(tree, persist=True), False, dcb=FakeDcb(), pause=FakePause(), persist_fn=units)
+    assert 'gpufabric-qos-enp1s0np0.service' in units.units
     # the fixture's configfs group is a plain directory tree: empty it as configfs would on rmdir
     group = os.path.join(tree, 'kernel/config/rdma_cm/mlx5_0')
     shutil.rmtree(os.path.join(group, 'ports'))
     absent = dict(interface='enp1s0np0', state='absent', sysfs_root=tree)
     ways = []
     for check in (True, False, True, False):
-        if check:
-            saved = dict(units)
-        result = run('h', absent, check, dcb=None, pause=None, persist_fn=persist_fn if not check else
-                     (lambda n, c, s='present': dict(persist_fn(n, c, s), changed=n in saved)))
-        if check:
-            units.clear()
-            units.update(saved)
+        units.check = check
+        result = run('h', absent, check, dcb=None, pause=None, persist_fn=units)
         ways.append(result['changed'])
     assert ways == [True, True, False, False]
-    assert not os.path.exists(group) and units == {}
+    assert not os.path.exists(group) and units.units == {}
     assert 'pfc_priorities' in result['left']
