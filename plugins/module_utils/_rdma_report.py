@@ -229,6 +229,8 @@ def _check(kind, rec, srv):
     check = {'name': name, 'ok': bool(rec.get('ok')), 'metrics': rec.get('metrics') or rec.get('ping') or {},
              'gid_index': rec.get('gid_index'), 'gid_ipv4': rec.get('gid_ipv4'), 'netdev': rec.get('netdev'),
              'message': rec.get('msg') or ''}
+    if rec.get('thresholds_skipped'):
+        check['thresholds_skipped'] = list(rec['thresholds_skipped'])
     if kind == 'ping':
         p = rec.get('ping') or {}
         if not check['ok'] and not check['message']:

@@ -166,8 +166,15 @@ options:
     description:
       - Fail the task when the average bandwidth is below this percentage of the link speed of O(netdev).
         Bandwidth tests only; the link speed must be known (C(/sys/class/net/<netdev>/speed) not C(-1)),
-        otherwise the task fails before running.
+        otherwise the task fails before running, unless O(link_speed_unknown=skip).
     type: float
+  link_speed_unknown:
+    description:
+      - What O(min_bw_pct_of_link) does on a link whose speed the kernel does not report (virtual NICs) - V(fail) before
+        running, or V(skip) the percentage check (named in RV(thresholds_skipped)) and apply the other thresholds.
+    type: str
+    choices: [fail, skip]
+    default: fail
   max_lat_us:
     description:
       - Fail the task when the average latency (C(t_avg)) is above this many microseconds. Latency tests only.
@@ -376,6 +383,11 @@ connection:
   type: dict
   sample: {local: [{lid: "0000", qpn: "0x0013", psn: "0x754d10", gid: "0000:0000:0000:0000:0000:ffff:0aff:0001",
            gid_ipv4: 10.255.0.1}], remote: []}
+thresholds_skipped:
+  description: Thresholds not checked, and why (O(min_bw_pct_of_link) on a link of unknown speed with O(link_speed_unknown=skip)).
+  returned: always
+  type: list
+  elements: str
 thresholds:
   description: Every threshold evaluated, with C(name), C(limit), C(measured), C(unit) and C(passed).
   returned: always
@@ -465,6 +477,7 @@ def main():
             extra_args=dict(type='list', elements='str', default=[]),
             min_bw_gbps=dict(type='float'),
             min_bw_pct_of_link=dict(type='float'),
+            link_speed_unknown=dict(type='str', choices=['fail', 'skip'], default='fail'),
             max_lat_us=dict(type='float'),
             sysfs_root=dict(type='path', default='/sys'),
         ),

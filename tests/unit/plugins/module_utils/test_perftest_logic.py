@@ -258,6 +258,18 @@ def test_pct_threshold_with_unknown_link_speed_is_refused_before_running(tmp_pat
     assert runner.calls == []
 
 
+def test_pct_threshold_on_an_unknown_link_speed_can_be_skipped(tmp_path):
+    # rdma_verify's default pass bar (90 % of link) on a virtual NIC: measured, the other thresholds applied, the skip named
+    root = copy_sysfs(tmp_path)
+    (root / 'class' / 'net' / 'va.100' / 'speed').write_text('-1\n')
+    runner = Replay('write_bw.client')
+    result, error = pt.run('node2', params(gid_index='auto', netdev='va.100', min_bw_pct_of_link=90.0, link_speed_unknown='skip',
+                                           min_bw_gbps=0.1, sysfs_root=str(root)), runner)
+    assert error is None and len(runner.calls) == 1
+    assert [c['name'] for c in result['thresholds']] == ['min_bw_gbps']
+    assert result['thresholds_skipped'] == ['min_bw_pct_of_link not checked: the link speed of va.100 is unknown']
+
+
 # ---------------------------------------------------------------- command line
 
 def test_command_client_all_options():
