@@ -103,16 +103,28 @@ def pcie_port_type(config):
     (short config space, no capability list, no PCIe capability)."""
     if config is None or len(config) < CONFIG_LEGACY_BYTES:
         return None
+    ptr = find_cap(config, PCI_CAP_ID_EXP)
+    if ptr is None:
+        return None
+    flags = struct.unpack_from('<H', config, ptr + 2)[0]  # PCI Express Capabilities register, bits 7:4 port type
+    return PCIE_PORT_TYPES.get((flags >> 4) & 0xF, 'type_%d' % ((flags >> 4) & 0xF))
+
+
+def find_cap(config, cap_id):
+    """Offset of a capability in the standard capability list, or None (PCI Local Bus 3.0, 6.7; PCIe 5.0, 7.5.1.1.x):
+    Status bit 4 says a list exists, its pointer is at 0x34, each entry is ``id`` (byte 0) and ``next`` (byte 1), offsets
+    are dword aligned and at or above 0x40 (past the header), and 48 entries at most fit in 256 bytes. A list that runs past
+    the bytes read (64 for a reader without root) ends the walk: the caller tells a short read apart by its length."""
+    if config is None or len(config) <= PCI_CAPABILITY_LIST:
+        return None
     if not struct.unpack_from('<H', config, PCI_STATUS)[0] & PCI_STATUS_CAP_LIST:
         return None
     ptr = config[PCI_CAPABILITY_LIST] & 0xFC
     seen = 0
     while ptr >= 0x40 and ptr + 4 <= len(config) and seen < 48:
-        cap_id, nxt = config[ptr], config[ptr + 1]
-        if cap_id == PCI_CAP_ID_EXP:
-            flags = struct.unpack_from('<H', config, ptr + 2)[0]
-            return PCIE_PORT_TYPES.get((flags >> 4) & 0xF, 'type_%d' % ((flags >> 4) & 0xF))
-        ptr = nxt & 0xFC
+        if config[ptr] == cap_id:
+            return ptr
+        ptr = config[ptr + 1] & 0xFC
         seen += 1
     return None
 
@@ -236,7 +248,7 @@ def rdma_nics(fs, devices):
 
 # --- classification -----------------------------------------------------------------------------
 
-class _PortTypes:
+class PortTypes:
     """PCIe port type of each bridge: config space when readable, else position in the chain."""
 
     def __init__(self, fs):
@@ -254,6 +266,9 @@ class _PortTypes:
         if bdf not in self.cache:
             self.cache[bdf] = pcie_port_type(self.config(bdf))
         return self.cache[bdf]
+
+
+_PortTypes = PortTypes  # the name it had
 
 
 def _switch_units(bridges, chains, port_types):
@@ -319,10 +334,11 @@ def _best(candidates):
     return min(ranked, key=lambda c: (CLASS_RANK[c[0]], c[1], c[2]))[3]
 
 
-def topology(fs, devices):
+def topology(fs, devices, port_types=None):
     """GPUs, RDMA NICs and the class of every GPU<->NIC pair, each GPU's nearest NIC, each NIC's
-    nearest GPU, and the ACS state of every bridge on those paths."""
-    port_types = _PortTypes(fs)
+    nearest GPU, and the ACS state of every bridge on those paths. ``port_types`` (a ``PortTypes``)
+    lets a caller share the config space reads."""
+    port_types = port_types or PortTypes(fs)
     gpus = nvidia_gpus(fs)
     nics = rdma_nics(fs, devices)
     matrix = {}
@@ -414,10 +430,10 @@ def peermem_state(fs, gpus_present):
     }
 
 
-def gather(fs, devices):
+def gather(fs, devices, port_types=None):
     """The facts ``rdma_facts`` returns for the topology: ``gpus``, ``gpu_nic_topology``,
     ``nearest_nic``, ``acs`` and ``nvidia_peermem``."""
-    topo = topology(fs, devices)
+    topo = topology(fs, devices, port_types)
     gpus = topo['gpus']
     return {
         'gpus': gpus,

@@ -11,10 +11,11 @@ __metaclass__ = type  # noqa: UP001
 import socket
 import struct
 
-from ansible_collections.gpufabric.roce.plugins.module_utils import _pci_topology
+from ansible_collections.gpufabric.roce.plugins.module_utils import _pci_health, _pci_topology
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import Sysfs, pci_address_of
 
 PEERMEM_MODULES = ('nvidia_peermem', 'nv_peer_mem')
+COUNTER_SETS = ('hw_counters', 'counters')
 IOMMU_CMDLINE_KEYS = ('intel_iommu', 'amd_iommu', 'iommu', 'iommu.passthrough', 'iommu.strict')
 
 # <rdma/rdma_netlink.h>
@@ -58,6 +59,22 @@ def gid_table(fs, dev, port):
     return entries
 
 
+def port_counters(fs, dev, port):
+    """``{'hw_counters': {name: int}, 'counters': {name: int}}`` of a port: the driver's counters (mlx5's
+    ``out_of_sequence``, ``np_cnp_sent``...; rxe's ``retry_exceeded_err``...) and the IB PMA ones (``port_xmit_data``...).
+    A counter that refuses reads (EINVAL on some firmware) or is not an integer is left out."""
+    result = {}
+    for which in COUNTER_SETS:
+        rel = 'class/infiniband/%s/ports/%s/%s' % (dev, port, which)
+        values = {}
+        for name in fs.listdir(rel):
+            value = fs.read_int('%s/%s' % (rel, name))
+            if value is not None:
+                values[name] = value
+        result[which] = values
+    return result
+
+
 def _pci_numa(fs, pci):
     if pci is None:
         return None
@@ -92,6 +109,7 @@ def rdma_devices(fs):
                 'netdev': netdev,
                 'gids': gids,
             })
+            ports[-1].update(port_counters(fs, dev, port))
         ports.sort(key=lambda p: p['port'])
         # The RDMA device's own PCI function; soft devices (rxe, siw) have none,
         # so fall back to the netdev they are bound to.
@@ -268,7 +286,9 @@ def rdma_netns_mode():
     return parse_sys_get_reply(data)
 
 
-def gather(sys_root='/sys', proc_root='/proc', netns_mode_getter=rdma_netns_mode):
+def gather(sys_root='/sys', proc_root='/proc', netns_mode_getter=rdma_netns_mode, pause_getter=None):
+    """The facts; ``pause_getter(netdevs)`` (``_pause_stats.gather`` on a live node) reads the pause counters of the RDMA
+    NICs' netdevs, which only the running kernel can answer (None: not read)."""
     fs = Sysfs(sys_root, proc_root)
     devices = rdma_devices(fs)
     facts = {
@@ -279,5 +299,16 @@ def gather(sys_root='/sys', proc_root='/proc', netns_mode_getter=rdma_netns_mode
         'gpudirect': gpudirect_facts(fs, devices),
     }
     # gpus, gpu_nic_topology, nearest_nic, acs, nvidia_peermem
-    facts.update(_pci_topology.gather(fs, devices))
+    port_types = _pci_topology.PortTypes(fs)
+    facts.update(_pci_topology.gather(fs, devices, port_types))
+    acs_bridges = facts['acs']['bridges']
+
+    def acs_of(bdf):
+        state = acs_bridges.get(bdf) or _pci_topology.acs_state(port_types.config(bdf))
+        return state['acs']
+
+    # link speed/width, MaxReadReq, relaxed ordering, ATS and ACS of the RDMA NICs and GPUs
+    nics = facts['gpu_nic_topology']['nics']
+    facts['pcie'] = _pci_health.gather(fs, nics, facts['gpus'], port_types.config, acs_of)
+    facts['pause_counters'] = pause_getter([n for nic in nics.values() for n in nic['netdevs']]) if pause_getter else None
     return facts

@@ -10,7 +10,7 @@ __metaclass__ = type  # noqa: UP001
 DOCUMENTATION = r"""
 ---
 module: rdma_facts
-short_description: Gather RDMA, SR-IOV, IOMMU, GPUDirect and GPU-NIC topology facts of a node
+short_description: Gather RDMA, SR-IOV, IOMMU, GPUDirect, GPU-NIC topology and PCIe health facts of a node
 version_added: "0.1.0"
 description:
   - Collects what an operator checks by hand before rolling out RoCE (C(rdma link show),
@@ -60,7 +60,8 @@ notes:
   - The GPU-NIC topology is read from sysfs only (the resolved C(/sys/bus/pci/devices) links, C(numa_node) and
     C(config)); no C(nvidia-smi) or C(lspci) is run. ACS and PCIe port types need the whole config space, which the kernel
     gives only to root (use C(become)); otherwise RV(ansible_facts.rdma.acs) says C(unknown) with the reason and switches are
-    told apart by position.
+    told apart by position. The same holds for Max_Read_Request, relaxed ordering and ATS in RV(ansible_facts.rdma.pcie); the
+    link speed and width files are readable by anyone.
 """
 
 EXAMPLES = r"""
@@ -114,6 +115,9 @@ ansible_facts:
             - Each port has C(port), C(state) (C(ACTIVE), C(DOWN), ...), C(phys_state) (C(LinkUp), ...),
               C(link_layer), C(rate), C(netdev) (ndev of GID 0) and C(gids), a list of
               C({index, gid, type, ndev}) where type is C(RoCE v2) or C(IB/RoCE v1).
+            - Each port also has C(hw_counters) (the driver's, C(/sys/class/infiniband/<dev>/ports/<n>/hw_counters) - mlx5's
+              C(out_of_sequence), C(np_cnp_sent)..., rxe's C(retry_exceeded_err)...) and C(counters) (the IB PMA ones,
+              C(port_xmit_data)...), name to integer; a counter that refuses reads is left out, C({}) when there are none.
           returned: always
           type: dict
           sample:
@@ -267,11 +271,72 @@ ansible_facts:
           returned: always
           type: dict
           sample: {gpus_present: true, loaded: false, module: null, source: null, missing: true}
+        pcie:
+          description:
+            - PCIe health of every RDMA NIC's PCI function (SR-IOV VFs left out) and every NVIDIA GPU, read from sysfs and
+              config space; nothing is run.
+            - C(devices) per PCI address - C(pci_address), C(role) (C(nic) or C(gpu)), C(names) (RDMA devices, or
+              C(GPU<index>)), C(netdevs); C(link) - C(speed), C(max_speed) (the kernel's text, C(16.0 GT/s PCIe), or
+              C(Unknown)), C(speed_gts), C(max_speed_gts), C(width), C(max_width) (V(null) when the link is down or the
+              function is not PCIe), C(port) (the bridge above) with C(port_max_speed) and C(port_max_width),
+              C(downtrained_speed), C(downtrained_width), C(downtrained) (below what both the card and its port support;
+              V(null) when unknown) and C(slot_limited) (the card supports more than its port);
+              C(config_bytes) and C(config_reason) (why config space values are V(null) - without root the kernel returns
+              only the first 64 bytes, and the reason starts with C(unreadable) and says it needs root); from the PCI
+              Express capability's Device Control register C(pcie_capability) (its offset), C(max_read_request) and C(max_payload) (bytes),
+              C(max_payload_supported) and C(relaxed_ordering); C(ats) - C(present), C(enabled) and C(control) of the ATS
+              extended capability (V(null) without the extended config space); C(acs) - per bridge above the device, its
+              ACS state as in RV(ansible_facts.rdma.acs) (C(redirect), C(no_redirect), C(absent), C(unknown)).
+            - C(findings), plain-language findings, each C({pci_address, device, role, kind, severity, message}) - kind
+              C(downtrained) (severity C(problem), what C(preflight_pcie_downtrained) judges), C(slot_limited) and
+              C(gpu_link_speed) (an idle NVIDIA GPU lowers its link speed to save power; checked only under load) (severity
+              C(note)).
+            - C(downtrained) (the PCI addresses with a downtrained link), C(config_unreadable) (those whose config space
+              could not be read) and C(config_reason).
+          returned: always
+          type: dict
+          sample:
+            devices:
+              "0000:08:00.0":
+                pci_address: "0000:08:00.0"
+                role: nic
+                names: [mlx5_1]
+                netdevs: [ens3np0]
+                link: {speed: 8.0 GT/s PCIe, max_speed: 16.0 GT/s PCIe, width: 8, max_width: 16, speed_gts: 8.0,
+                       max_speed_gts: 16.0, port: "0000:00:03.0", port_max_speed: 16.0 GT/s PCIe, port_max_width: 16,
+                       downtrained_speed: true, downtrained_width: true, downtrained: true, slot_limited: false}
+                config_bytes: 4096
+                config_reason: null
+                pcie_capability: "0x60"
+                max_read_request: 512
+                max_payload: 256
+                max_payload_supported: 512
+                relaxed_ordering: true
+                ats: {present: true, enabled: false, control: "0x0000"}
+                acs: {"0000:00:03.0": no_redirect}
+            findings:
+              - {pci_address: "0000:08:00.0", device: mlx5_1, role: nic, kind: downtrained, severity: problem,
+                 message: "0000:08:00.0 (mlx5_1): link 8.0 GT/s x8, capable of 16.0 GT/s x16 (downtrained: speed and width)"}
+            downtrained: ["0000:08:00.0"]
+            config_unreadable: []
+            config_reason: null
+        pause_counters:
+          description:
+            - Per netdev of the RDMA NICs, C(counters) - the driver's pause and PFC counters (names with C(pause), C(pfc),
+              C(xon) or C(xoff); mlx5 - C(rx_prio<N>_pause), C(tx_prio<N>_pause), C(rx_prio<N>_pause_duration),
+              C(rx_pause_ctrl_phy)...) to integers, C({}) when the driver has none (virtio, rxe, netdevsim) - or V(null) with
+              C(error) (no pyroute2, no statistics).
+            - Read with the C(SIOCETHTOOL) statistics ioctl (what C(ethtool -S) uses; the ethtool netlink STATS request has
+              no per-priority counters) through pyroute2, only on a live node - V(null) when O(sysfs_root) is not C(/sys).
+          returned: always
+          type: dict
+          sample:
+            ens1f0np0: {counters: {rx_prio3_pause: 5, tx_prio3_pause: 2, rx_pause_ctrl_phy: 0}, error: null}
 """
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpufabric.roce.plugins.module_utils import _node_prereqs
+from ansible_collections.gpufabric.roce.plugins.module_utils import _node_prereqs, _pause_stats
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import Sysfs
 from ansible_collections.gpufabric.roce.plugins.module_utils._rdma_facts import gather, rdma_netns_mode
 
@@ -287,7 +352,8 @@ def main():
     )
     live = module.params['sysfs_root'] == '/sys'
     facts = gather(module.params['sysfs_root'], module.params['procfs_root'],
-                   netns_mode_getter=rdma_netns_mode if live else None)
+                   netns_mode_getter=rdma_netns_mode if live else None,
+                   pause_getter=_pause_stats.gather if live else None)
     facts['prerequisites'] = _node_prereqs.gather(Sysfs(module.params['sysfs_root'], module.params['procfs_root']),
                                                   module.get_bin_path, module.params['lib_modules_root'], facts['netdevs'])
     module.exit_json(changed=False, ansible_facts={'rdma': facts})
