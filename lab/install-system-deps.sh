@@ -19,6 +19,9 @@ packages=(
     # Ansible reaches the VMs over SSH on loopback.
     openssh-server openssh-client
     git python3-venv
+    # The browser tests/integration/test_rdma_report_browser.py renders rdma_verify's HTML report in (headless
+    # Chromium, no X server; 18 packages with --no-install-recommends). /usr/bin/chromium-headless-shell.
+    chromium-headless-shell
 )
 # The lab's real VFs are the Intel 82576 (igb) that QEMU emulates with SR-IOV since 8.0; bookworm
 # has 7.2, bookworm-backports 10.x, which also needs backports' SeaBIOS (>= 1.16.3).

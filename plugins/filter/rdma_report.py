@@ -2,15 +2,16 @@
 # Copyright: (c) 2026, gpufabric.roce maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters of the rdma_verify role: ring plan, ping/perftest output parsing, results matrix and
-its table/JUnit reports, test pod manifests.  The logic lives in module_utils/_rdma_report.py,
-module_utils/_rdma_pods.py and module_utils/_perftest.py."""
+its table/JUnit/HTML reports, test pod manifests.  The logic lives in module_utils/_rdma_report.py,
+module_utils/_rdma_report_html.py, module_utils/_rdma_pods.py and module_utils/_perftest.py."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type  # noqa: UP001
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.gpufabric.roce.plugins.module_utils import _perftest, _rdma_pods, _rdma_report, _rdma_summary
+from ansible_collections.gpufabric.roce.plugins.module_utils import _perftest, _rdma_isolation, _rdma_pods, _rdma_report, _rdma_summary
+from ansible_collections.gpufabric.roce.plugins.module_utils import _rdma_report_html
 
 
 def _wrap(fn):
@@ -26,6 +27,14 @@ def _wrap(fn):
 
 def rdma_verify_plan(nodes, addresses, base_port=18515, rails=None):
     return _rdma_report.plan(list(nodes), dict(addresses), int(base_port), rails=dict(rails) if rails else None)
+
+
+def rdma_verify_isolation_plan(plan, matrix, base_port=18515):
+    return _rdma_isolation.isolation_plan(dict(plan), dict(matrix), int(base_port))
+
+
+def rdma_verify_verdicts(iso_matrix, iso_plan):
+    return _rdma_isolation.verdicts(dict(iso_plan), dict(iso_matrix))
 
 
 def rdma_ping_parse(stdout, rc=None):
@@ -69,6 +78,10 @@ def rdma_report_junit(matrix, suite_name='rdma_verify'):
     return _rdma_report.render_junit(matrix, suite_name)
 
 
+def rdma_report_html(matrix, title='rdma_verify', pass_pct=90):
+    return _rdma_report_html.render_html(matrix, title, pass_pct)
+
+
 def rdma_verify_pod_manifests(nodes, settings):
     return _rdma_pods.pod_manifests(list(nodes), dict(settings))
 
@@ -89,12 +102,15 @@ class FilterModule:
     def filters(self):
         return {
             'rdma_verify_plan': _wrap(rdma_verify_plan),
+            'rdma_verify_isolation_plan': _wrap(rdma_verify_isolation_plan),
+            'rdma_verify_verdicts': _wrap(rdma_verify_verdicts),
             'rdma_ping_parse': _wrap(rdma_ping_parse),
             'perftest_parse': _wrap(perftest_parse),
             'perftest_thresholds': _wrap(perftest_thresholds),
             'rdma_verify_matrix': _wrap(rdma_verify_matrix),
             'rdma_report_table': _wrap(rdma_report_table),
             'rdma_report_junit': _wrap(rdma_report_junit),
+            'rdma_report_html': _wrap(rdma_report_html),
             'rdma_report_summary': _wrap(rdma_report_summary),
             'rdma_verify_pod_manifests': _wrap(rdma_verify_pod_manifests),
             'rdma_pod_net1_address': _wrap(rdma_pod_net1_address),

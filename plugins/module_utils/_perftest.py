@@ -17,6 +17,7 @@ import json
 import os
 import re
 
+from ansible_collections.gpufabric.roce.plugins.module_utils import _rdma_counters as counters
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import format_error
 from ansible_collections.gpufabric.roce.plugins.module_utils._perftest_cmdline import (
     BW_TESTS,
@@ -272,7 +273,9 @@ def select_gid(host, sysfs_root, device, ib_port, netdev):
         fix = 'assign an IPv4 address to %s (only IPv6 GIDs are present there)' % netdev
     raise PerftestError(
         '%s: gid_index=auto: %s has no RoCE v2 GID with an IPv4-mapped address on netdev %s. Found: %s. Fix: %s'
-        % (host, device or 'no RDMA device', netdev, listing, fix), field='gid_index', value='auto')
+        % (host, device or 'no RDMA device', netdev, listing, fix) if device else
+        '%s: gid_index=auto: no RDMA device has a RoCE v2 GID with an IPv4-mapped address on netdev %s. Found: %s. Fix: %s'
+        % (host, netdev, listing, fix), field='gid_index', value='auto')
 
 
 def gid_entry(sysfs_root, device, ib_port, index):
@@ -465,6 +468,8 @@ def run(host, params, runner, *, check_mode=False, binary=None, timeout_bin=None
         'connection': {'local': [], 'remote': []},
         'thresholds': [],
         'thresholds_skipped': [skipped_pct] if skipped_pct else [],
+        'port_counters': None,
+        'counter_flags': [],
         'perftest_warnings': [],
         'bidirectional': False,
         'directions': {},
@@ -475,7 +480,15 @@ def run(host, params, runner, *, check_mode=False, binary=None, timeout_bin=None
         result['msg'] = 'check mode: perftest not run (a benchmark changes nothing); cmd is the planned command'
         return result, None
 
-    return _finish(host, params, result, runner(cmd))
+    port = params.get('ib_port') or 1
+    before = counters.read(sysfs_root, device, port)
+    output = runner(cmd)
+    result, error = _finish(host, params, result, output)
+    # Read after perftest exits: its QPs are gone, so nothing of this test is still on the way.
+    result['port_counters'] = counters.delta(before, counters.read(sysfs_root, device, port))
+    flag = counters.flag_text(host, describe_side(params), result['port_counters']) if error is None else None
+    result['counter_flags'] = [flag] if flag else []
+    return result, error
 
 
 def _finish(host, params, result, output):

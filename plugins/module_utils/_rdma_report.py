@@ -15,6 +15,7 @@ import re
 from xml.etree import ElementTree as ET
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import format_error
+from ansible_collections.gpufabric.roce.plugins.module_utils._rdma_isolation import verdict_lines
 
 KINDS = ('ping', 'bw', 'lat')
 
@@ -83,14 +84,18 @@ def _rail_plan(nodes, rails, base_port):
             raise _err(node, 'roce_rails', mine, 'the node has rails %s, but %s has %s: a ring tests rail i to rail i on every node'
                        % (mine, nodes[0], names), 'give every node of the ring the same rails (roce_rails in group_vars)')
     out_rounds, duties = [], {n: [] for n in nodes}
+    addresses, netdevs = {}, {}
     for i, name in enumerate(names):
         sub = _one_plan(nodes, {n: _rail_address(rails[n][i]) for n in nodes}, base_port)
+        addresses[name] = sub['addresses']
+        netdevs[name] = {n: _rail_netdev(rails[n][i]) for n in nodes}
         offset = len(out_rounds)
         out_rounds += [[dict(pair, rail=name) for pair in pairs] for pairs in sub['rounds']]
         for n in nodes:
             for duty in sub['duties'][n]:
                 duties[n].append(dict(duty, round=duty['round'] + offset, rail=name, netdev=_rail_netdev(rails[n][i])))
-    return {'rounds': out_rounds, 'duties': duties, 'rails': names}
+    # Each node's address and netdev per rail: what the isolation rounds (_rdma_isolation) pair nodes by.
+    return {'rounds': out_rounds, 'duties': duties, 'rails': names, 'addresses': addresses, 'netdevs': netdevs}
 
 
 def _rail_address(rail):
@@ -129,7 +134,7 @@ def _one_plan(nodes, addresses, base_port):
             c.update(client_to=pair['server'], peer_address=str(addresses[pair['server']]), tcp_port=port)
             s = duties[pair['server']][r]
             s.update(server_for=pair['client'], tcp_port=port)
-    return {'rounds': rounds, 'duties': duties}
+    return {'rounds': rounds, 'duties': duties, 'addresses': {n: str(addresses[n]) for n in nodes}}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -186,6 +191,8 @@ def build_matrix(rounds, records, tests):
                 if not check['ok']:
                     row['failures'].append('%s: %s' % (check['name'], check['message']))
             row['passed'] = not row['failures']
+            # Passed, but the port counted loss or retransmission meanwhile (_rdma_counters): a lucky pass, flagged.
+            row['flags'] = [f for check in row['checks'].values() for f in check.get('counter_flags') or []]
             rows.append(row)
     nodes = {}
     for r in rows:
@@ -199,6 +206,7 @@ def build_matrix(rounds, records, tests):
         'passed': all(r['passed'] for r in rows),
         'total': len(rows),
         'failed': sum(1 for r in rows if not r['passed']),
+        'flagged': sum(1 for r in rows if r['passed'] and r['flags']),
         'checks': kinds,
         # per node: passed when every pair it took part in (as client or server) passed
         'nodes': nodes,
@@ -229,8 +237,11 @@ def _check(kind, rec, srv):
     check = {'name': name, 'ok': bool(rec.get('ok')), 'metrics': rec.get('metrics') or rec.get('ping') or {},
              'gid_index': rec.get('gid_index'), 'gid_ipv4': rec.get('gid_ipv4'), 'netdev': rec.get('netdev'),
              'message': rec.get('msg') or ''}
-    if rec.get('thresholds_skipped'):
-        check['thresholds_skipped'] = list(rec['thresholds_skipped'])
+    for key in ('thresholds_skipped', 'counter_flags'):
+        if rec.get(key):
+            check[key] = list(rec[key])
+    if rec.get('port_counters'):
+        check['port_counters'] = rec['port_counters']
     if kind == 'ping':
         p = rec.get('ping') or {}
         if not check['ok'] and not check['message']:
@@ -266,7 +277,7 @@ def table_rows(matrix):
         if lat is not None:
             m = lat.get('metrics') or {}
             cells.append(_fmt(m.get('t_avg_us'), '%.2f') if m else 'FAIL')
-        cells.append('PASS' if row['passed'] else 'FAIL')
+        cells.append(('PASS*' if row['flags'] else 'PASS') if row['passed'] else 'FAIL')
         out.append(cells)
     return out
 
@@ -289,6 +300,9 @@ def render_table(matrix):
     for row in matrix['pairs']:
         for failure in row['failures']:
             lines.append('FAIL %s: %s' % (row['pair'], failure))
+        for flag in row.get('flags') or [] if row['passed'] else []:
+            lines.append('PASS* %s: %s' % (row['pair'], flag))
+    lines += verdict_lines(matrix.get('isolation'))
     return '\n'.join(lines)
 
 

@@ -73,4 +73,8 @@ def summary(matrix, max_failures=MAX_FAILURES):
         'failures_omitted': max(0, len(failing) - max_failures),
         'failed_nodes': nodes[:max_failures],
         'failed_nodes_omitted': max(0, len(nodes) - max_failures),
+        # Known-good isolation's verdicts (_rdma_isolation): the nodes at fault, each with its rail.
+        'at_fault': [{'node': v['node'], 'rail': v['rail'], 'reason': _clip(v['reason'])}
+                     for v in matrix.get('isolation') or [] if v['verdict'] == 'at fault'][:max_failures],
+        'flagged_pairs': matrix.get('flagged', 0),
     }

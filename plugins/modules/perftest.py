@@ -383,6 +383,20 @@ connection:
   type: dict
   sample: {local: [{lid: "0000", qpn: "0x0013", psn: "0x754d10", gid: "0000:0000:0000:0000:0000:ffff:0aff:0001",
            gid_ipv4: 10.255.0.1}], remote: []}
+port_counters:
+  description:
+    - What the RDMA port's counters (C(hw_counters/) and C(counters/)) moved during the test - C(counters) (every one that
+      moved), C(problems) (those that move only on loss, reordering or retransmission), C(congestion) (ECN marks and
+      CNPs, ConnectX only). The port's, not the pair's - another pair on the same port is in them too.
+    - V(null) when the device or port was not found.
+  returned: always
+  type: dict
+  sample: {counters: {sent_pkts: 16384, rcvd_pkts: 16390, out_of_seq_request: 3}, problems: {out_of_seq_request: 3}, congestion: {}}
+counter_flags:
+  description: A line for a test that passed its thresholds while the port's problem counters moved (a lucky pass).
+  returned: always
+  type: list
+  elements: str
 thresholds_skipped:
   description: Thresholds not checked, and why (O(min_bw_pct_of_link) on a link of unknown speed with O(link_speed_unknown=skip)).
   returned: always

@@ -1,0 +1,77 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""An RDMA port's counters around a measurement: what a bandwidth figure alone cannot tell (issue 19).
+
+A pair can reach its bandwidth on a lossy fabric by luck, or while the NIC retransmits; the port's counters show it.
+The kernel exposes two sets per port: ``counters/`` (the IB PMA counters; ConnectX) and ``hw_counters/`` (the driver's:
+mlx5's ``out_of_sequence``, ``np_cnp_sent``, ...; soft-RoCE's ``sent_pkts``, ``out_of_seq_request``, ...). Both are read
+before and after, and the deltas are classified:
+
+- ``problems``: counters that only move when packets are lost, reordered or retransmitted (``FLAGGED``); a pair that
+  passes its thresholds with one of them moving is flagged;
+- ``congestion``: ECN marks and CNPs (mlx5 only), the evidence that DCQCN acted, reported, not judged.
+
+The deltas are the port's, not the pair's: in a round a node is the client of one pair and the server of another, on
+the same port, so both pairs' traffic is in them. The counter names are the kernels'; which are real-NIC-only is in
+docs/qos.md."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type  # noqa: UP001
+
+import os
+
+SETS = ('hw_counters', 'counters')
+# Counters that move only on loss, reordering or retransmission. mlx5 (Documentation/.../mlx5/counters.rst): out_of_sequence,
+# packet_seq_err, local_ack_timeout_err, implied_nak_seq_err, duplicate_request, rnr_nak_retry_err,
+# req_transport_retries_exceeded, roce_slow_restart...; rxe (drivers/infiniband/sw/rxe/rxe_hw_counters.c): out_of_seq_request,
+# duplicate_request, rcvd_seq_err, retry_exceeded_err, retry_rnr_exceeded_err, completer_retry_err, send_err.
+FLAGGED = frozenset((
+    'out_of_sequence', 'packet_seq_err', 'local_ack_timeout_err', 'implied_nak_seq_err', 'duplicate_request',
+    'rnr_nak_retry_err', 'req_transport_retries_exceeded', 'roce_slow_restart', 'req_cqe_error', 'resp_cqe_error',
+    'rx_icrc_encapsulated', 'out_of_seq_request', 'rcvd_seq_err', 'retry_exceeded_err', 'retry_rnr_exceeded_err',
+    'completer_retry_err', 'send_err', 'link_downed', 'port_rcv_errors', 'port_xmit_discards', 'symbol_error',
+))
+CONGESTION = frozenset(('np_ecn_marked_roce_packets', 'np_cnp_sent', 'rp_cnp_handled', 'rp_cnp_ignored'))
+
+
+def read(sysfs_root, device, port):
+    """``{name: value}`` of the port's counters, or None when the device has no such port (nothing to compare)."""
+    base = os.path.join(sysfs_root, 'class', 'infiniband', '%s' % device, 'ports', '%s' % port)
+    if not device or not os.path.isdir(base):
+        return None
+    values = {}
+    for which in SETS:
+        folder = os.path.join(base, which)
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            try:
+                with open(os.path.join(folder, name)) as f:
+                    values[name] = int(f.read().strip())
+            except (OSError, ValueError):
+                continue  # some counters refuse reads (EINVAL) on some firmware: absent is normal in sysfs
+    return values
+
+
+def delta(before, after):
+    """What moved, and how it reads: ``{counters, problems, congestion}``; None without both readings."""
+    if before is None or after is None:
+        return None
+    moved = {k: after[k] - before[k] for k in sorted(set(before) & set(after)) if after[k] != before[k]}
+    return {
+        'counters': moved,
+        'problems': {k: v for k, v in moved.items() if k in FLAGGED and v > 0},
+        'congestion': {k: v for k, v in moved.items() if k in CONGESTION},
+    }
+
+
+def flag_text(host, side, deltas):
+    """One line for a pair that passed while its port's problem counters moved, or None."""
+    if not deltas or not deltas['problems']:
+        return None
+    return '%s: %s passed, but the port counted %s during the test (loss, reordering or retransmission on the path)' % (
+        host, side, ', '.join('%s +%d' % kv for kv in sorted(deltas['problems'].items())))
