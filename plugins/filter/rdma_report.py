@@ -37,6 +37,20 @@ def rdma_verify_verdicts(iso_matrix, iso_plan):
     return _rdma_isolation.verdicts(dict(iso_plan), dict(iso_matrix))
 
 
+def rdma_verify_pcie_findings(hostvars, hosts):
+    """``{node: [message]}``: the PCIe findings rdma_facts left on each node (ansible_facts.rdma.pcie), for the report."""
+    out = {}
+    for host in hosts:
+        try:
+            facts = hostvars[host].get('ansible_facts') or {}
+        except KeyError:
+            continue
+        findings = ((facts.get('rdma') or {}).get('pcie') or {}).get('findings') or []
+        if findings:
+            out[host] = ['%s%s' % ('' if f.get('severity') == 'problem' else 'note: ', f.get('message')) for f in findings]
+    return out
+
+
 def rdma_ping_parse(stdout, rc=None):
     return _rdma_report.parse_ping(stdout, rc)
 
@@ -103,6 +117,7 @@ class FilterModule:
         return {
             'rdma_verify_plan': _wrap(rdma_verify_plan),
             'rdma_verify_isolation_plan': _wrap(rdma_verify_isolation_plan),
+            'rdma_verify_pcie_findings': _wrap(rdma_verify_pcie_findings),
             'rdma_verify_verdicts': _wrap(rdma_verify_verdicts),
             'rdma_ping_parse': _wrap(rdma_ping_parse),
             'perftest_parse': _wrap(perftest_parse),

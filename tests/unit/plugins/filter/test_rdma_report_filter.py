@@ -22,7 +22,7 @@ FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures')
 def test_filter_names():
     assert sorted(F) == ['perftest_parse', 'perftest_thresholds', 'rdma_ping_parse', 'rdma_pod_net1_address', 'rdma_pod_placement',
                          'rdma_pod_rail_addresses', 'rdma_report_html', 'rdma_report_junit', 'rdma_report_summary',
-                         'rdma_report_table', 'rdma_verify_isolation_plan', 'rdma_verify_matrix', 'rdma_verify_plan',
+                         'rdma_report_table', 'rdma_verify_isolation_plan', 'rdma_verify_matrix', 'rdma_verify_pcie_findings', 'rdma_verify_plan',
                          'rdma_verify_pod_manifests', 'rdma_verify_verdicts']
     # every filter has its ansible-doc file next to the plugin
     here = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', 'plugins', 'filter')
@@ -65,3 +65,12 @@ def test_thresholds_on_parsed_metrics():
     assert out['failures'] == ['node1: ib_write_lat client to 10.255.0.6: average latency 4071.18 us (64-byte messages) '
                                'is above max_lat_us=100']
     assert F['perftest_thresholds'](metrics, 'ib_write_lat', 'node1', '10.255.0.6', None, 5000.0)['failures'] == []
+
+
+def test_pcie_findings_per_node():
+    hv = {'n1': {'ansible_facts': {'rdma': {'pcie': {'findings': [
+        {'severity': 'problem', 'message': '0000:17:00.0 (mlx5_0): link 8.0 GT/s x8, capable of 16.0 GT/s x16 (downtrained: speed and width)'},
+        {'severity': 'note', 'message': '0000:3b:00.0 (GPU): idle'}]}}}},
+          'n2': {'ansible_facts': {}}}
+    out = F['rdma_verify_pcie_findings'](hv, ['n1', 'n2', 'n3'])
+    assert list(out) == ['n1'] and out['n1'][0].startswith('0000:17:00.0') and out['n1'][1] == 'note: 0000:3b:00.0 (GPU): idle'
