@@ -12,7 +12,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_wait import ju
 display = Display()
 
 ARGUMENT_SPEC = {
-    "check": {"type": "str", "required": True, "choices": ["nic_cluster_policy", "sriov_sync", "sriov_drain"]},
+    "check": {"type": "str", "required": True, "choices": ["nic_cluster_policy", "sriov_sync", "sriov_drain", "nic_config"]},
     "namespace": {"type": "str", "required": True},
     "expected": {"type": "list", "elements": "dict", "default": []},
     "timeout": {"type": "int", "default": 900},
@@ -30,7 +30,7 @@ class ActionModule(ActionBase):
         result = super().run(tmp, task_vars)
         _validation, args = self.validate_argument_spec(
             argument_spec=ARGUMENT_SPEC,
-            required_if=[("check", "sriov_sync", ("expected",)), ("check", "sriov_drain", ("expected",))],
+            required_if=[("check", "sriov_sync", ("expected",)), ("check", "sriov_drain", ("expected",)), ("check", "nic_config", ("expected",))],
         )
         if args["timeout"] < 1 or args["interval"] < 1:
             result.update(failed=True, msg="timeout and interval must be positive whole seconds (got %s, %s)" % (args["timeout"], args["interval"]))

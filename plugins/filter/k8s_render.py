@@ -12,6 +12,12 @@ gpufabric.roce.sriov_validate(hostvars, hosts, defaults)
 gpufabric.roce.sriov_pool_configs(hostvars, nodes, defaults)
     Validate every node's drain pool settings and render one SriovNetworkPoolConfig per pool (nodes: the
     ``nodes`` of sriov_manifests). Raises AnsibleFilterError naming host, variable, value and fix.
+gpufabric.roce.nic_config_templates(hostvars, hosts, defaults, table)
+    The NicConfigurationTemplates of the nodes with ``roce_qos_via: operator`` and QoS (module_utils/_k8s_nic_config.py),
+    validated for the whole inventory: ``{templates, devices}``, both empty (and nothing read but each node's
+    roce_qos_via) when no node has ``roce_qos_via: operator``. ``table``: the fabric table of this run's plan
+    (``__site_plan.fabric``), used when it has every host; otherwise the table is made here. Raises AnsibleFilterError
+    naming host, field, value and fix for every problem.
 gpufabric.roce.sriov_pool_overlaps(live, rendered)
     The live SriovNetworkPoolConfigs that select a node of a rendered pool (the operator never drains such a node).
 gpufabric.roce.nic_cluster_policy(config)
@@ -42,9 +48,12 @@ gpufabric.roce.k8s_fabric_teardown(live, fabric), sriov_drain_plan(states, polic
 import yaml
 
 from ansible.errors import AnsibleFilterError
+from ansible_collections.gpufabric.roce.plugins.filter.pod_network import _view
+from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import RenderValidationError, _plain
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_fabric import fabric_ownership, fabric_teardown
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_gitops import argocd_application, flux_helm_release, gitops_roots, kustomization
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_nic_config import NIC_CONFIG_PER_HOST_KEYS, render_nic_config_templates
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_operator import (
     render_chart_reference,
     render_helm_values,
@@ -52,6 +61,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_operator impor
 )
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov import SRIOV_PER_HOST_KEYS, render_sriov
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov_pool import POOL_PER_HOST_KEYS, pool_overlaps, render_pool_configs
+from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import fabric_table, is_fabric_table
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_status import (
     allocatable_mismatches,
     deployments_unavailable,
@@ -121,6 +131,35 @@ def sriov_pool_configs(hostvars, nodes, defaults=None):
         raise AnsibleFilterError(str(exc)) from exc
 
 
+def _view_inputs(view, host, keys):
+    """The ``keys`` a host sets, read through the pod-network filters' raw-first view (a template is rendered, a plain value is not)."""
+    row, out = view[host], {}
+    for key in keys:
+        try:
+            out[key] = row[key]
+        except KeyError:
+            continue
+        except Exception as exc:  # undefined variables inside a templated value
+            raise AnsibleFilterError("%s: %s could not be templated: %s" % (host, key, exc)) from exc
+    return out
+
+
+def nic_config_templates(hostvars, hosts, defaults=None, table=None):
+    hosts, cfg = _hosts(hosts), _plain(defaults or {})
+    view = _view(hostvars)
+    via = {h: _view_inputs(view, h, ("roce_qos_via",)).get("roce_qos_via") for h in hosts}
+    if all((v if v not in (None, "") else cfg.get("roce_qos_via") or "host") == "host" for v in via.values()):
+        return {"templates": [], "devices": []}  # the host_network phase applies every node's QoS (or none has any)
+    table = _plain(table)
+    try:
+        if not (is_fabric_table(table) and all(h in table["nodes"] for h in hosts)):
+            table = fabric_table(view, hosts)
+        inputs = {h: _plain(_view_inputs(view, h, NIC_CONFIG_PER_HOST_KEYS)) for h in hosts}
+        return render_nic_config_templates(table, inputs, hosts, cfg)
+    except (RenderValidationError, GpufabricError) as exc:
+        raise AnsibleFilterError(str(exc)) from exc
+
+
 def _wrap(func):
     def run(config=None):
         try:
@@ -144,6 +183,7 @@ class FilterModule:
             "sriov_manifests": sriov_manifests,
             "sriov_validate": sriov_validate,
             "sriov_pool_configs": sriov_pool_configs,
+            "nic_config_templates": nic_config_templates,
             "sriov_pool_overlaps": lambda live, rendered: pool_overlaps(_plain(live), _plain(rendered)),
             "nic_cluster_policy": _wrap(render_nic_cluster_policy),
             "network_operator_helm_values": _wrap(render_helm_values),

@@ -82,8 +82,9 @@ def fabric_ownership(live, rendered, fabric):
 
 # Teardown deletes the networks before the policies: a SriovNetwork's NetworkAttachmentDefinition points at
 # the policy's resource, and the policies' deletion is what makes the config daemons drop the VFs.
-# A CIDRPool after the SriovNetworks that hand out its addresses.
-_TEARDOWN_ORDER = {"SriovNetwork": 0, "CIDRPool": 1, "SriovNetworkNodePolicy": 2, "ConfigMap": 3}
+# A CIDRPool after the SriovNetworks that hand out its addresses. A NicConfigurationTemplate after the policies: the
+# operator then clears its NICs' spec and leaves their firmware and QoS as they are (nothing is reset).
+_TEARDOWN_ORDER = {"SriovNetwork": 0, "CIDRPool": 1, "SriovNetworkNodePolicy": 2, "NicConfigurationTemplate": 3, "ConfigMap": 4}
 
 
 def fabric_teardown(live, fabric):

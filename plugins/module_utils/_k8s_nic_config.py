@@ -341,3 +341,59 @@ def render_nic_config_templates(table, hostvars, hosts=None, cfg=None):
     devices = [{"node_name": e["node_name"], "rail": e["rail"], "pf": e["pf"], "pci_address": e["pci_address"], "nic_type": e["nic_type"],
                 "template": names[e["group"]]} for e in entries]
     return {"templates": templates, "devices": devices}
+
+
+# What the sriov_networks role reads of each node for the templates (filter gpufabric.roce.nic_config_templates).
+NIC_CONFIG_PER_HOST_KEYS = ("roce_node_name", "roce_qos_via", "roce_nic_type", "roce_pf_pci_address", "roce_rails", "roce_rail_overrides",
+                            "roce_num_vfs")
+CONFIG_CONDITION = "ConfigUpdateInProgress"
+# The ConfigUpdateInProgress reason of a spec the daemon refuses (configvalidation.go, v26.4.1): it does not clear by itself.
+CONFIG_FAILED_REASONS = ("IncorrectSpec",)
+
+
+def _condition(obj, kind):
+    return next((c for c in ((obj.get("status") or {}).get("conditions") or []) if c.get("type") == kind), None)
+
+
+def nic_config_progress(templates, nic_devices, devices):
+    """One poll of the wait for the NicConfigurationTemplates (gpufabric.roce.rollout_wait check=nic_config).
+
+    ``templates`` and ``nic_devices``: the live NicConfigurationTemplates and NicDevices of the namespace; ``devices``:
+    the ``devices`` of :func:`render_nic_config_templates`. A rail's NIC is matched when a NicDevice of its node has a
+    port at the rail's PCI address and the rail's template lists that device in ``status.nicDevices`` (the operator
+    copied the template into the device's spec). Matched by node and PCI address, not by the device's name. Returns
+    ``(matched, pending, failed, states)``: the count of matched NICs, what is still missing (one line each), the devices
+    whose spec the daemon refuses (ConfigUpdateInProgress IncorrectSpec: it does not clear by itself), and
+    ``{reason: count}`` of the matched devices' ConfigUpdateInProgress reasons (UpdateSuccessful, PendingReboot, ...)."""
+    listed = {(t.get("metadata") or {}).get("name"): set((t.get("status") or {}).get("nicDevices") or []) for t in templates or []}
+    by_port = {}
+    for dev in nic_devices or []:
+        status = dev.get("status") or {}
+        for port in status.get("ports") or []:
+            by_port[(status.get("node"), (port.get("pci") or "").lower())] = dev
+    matched, pending, failed, states = 0, [], [], {}
+    seen = set()
+    for d in devices or []:
+        where = "%s %s (%s)" % (d["node_name"], "rail %s" % d["rail"] if d.get("rail") else "PF", d["pci_address"])
+        dev = by_port.get((d["node_name"], d["pci_address"]))
+        if dev is None:
+            pending.append("%s: no NicDevice has this port yet (the NIC Configuration daemon of the node reports one per NVIDIA NIC)" % where)
+            continue
+        name = dev["metadata"]["name"]
+        if d["template"] not in listed:
+            pending.append("%s: NicConfigurationTemplate %s is not in the cluster" % (where, d["template"]))
+            continue
+        if name not in listed[d["template"]]:
+            pending.append("%s: NicConfigurationTemplate %s does not list NicDevice %s yet (a device two templates select is listed by neither)"
+                           % (where, d["template"], name))
+            continue
+        matched += 1
+        if name in seen:  # both ports of one NIC: one device
+            continue
+        seen.add(name)
+        cond = _condition(dev, CONFIG_CONDITION) or {}
+        reason = cond.get("reason") or "unknown"
+        states[reason] = states.get(reason, 0) + 1
+        if reason in CONFIG_FAILED_REASONS:
+            failed.append("%s: NicDevice %s: %s: %s" % (where, name, reason, cond.get("message") or "no message"))
+    return matched, pending, failed, states

@@ -8,6 +8,7 @@ lives in the action plugin ``gpufabric.roce.rollout_wait``; everything here is p
 out, so the unit tests cover every decision without a cluster.
 """
 
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_nic_config import NIC_CONFIG_API_VERSION, nic_config_progress
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_operator import NCP_API_VERSION, NCP_NAME
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov import SRIOV_API_VERSION
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_status import (
@@ -46,6 +47,11 @@ def reads_for(check, namespace, expected):
         }
     if check == "sriov_drain":
         return {"states": {"api_version": SRIOV_API_VERSION, "kind": "SriovNetworkNodeState", "namespace": namespace}}
+    if check == "nic_config":
+        return {
+            "templates": {"api_version": NIC_CONFIG_API_VERSION, "kind": "NicConfigurationTemplate", "namespace": namespace},
+            "devices": {"api_version": NIC_CONFIG_API_VERSION, "kind": "NicDevice", "namespace": namespace},
+        }
     if check == "sriov_sync":
         reads = {"states": {"api_version": SRIOV_API_VERSION, "kind": "SriovNetworkNodeState", "namespace": namespace}}
         if any(node.get("resources") for node in expected or []):
@@ -62,6 +68,8 @@ def judge(check, resources, expected):
         return _judge_sriov(resources, expected)
     if check == "sriov_drain":
         return _judge_drain(resources, expected)
+    if check == "nic_config":
+        return _judge_nic_config(resources, expected)
     raise ValueError("unknown check %r" % check)
 
 
@@ -114,3 +122,14 @@ def _judge_drain(resources, expected):
     if pending:
         summary += ": " + _shorten(pending)
     return Verdict(summary, pending=pending)
+
+
+def _judge_nic_config(resources, expected):
+    matched, pending, failed, states = nic_config_progress(resources.get("templates"), resources.get("devices"), expected)
+    summary = "%d/%d rail NICs listed by their NicConfigurationTemplate" % (matched, len(expected or []))
+    if states:
+        summary += " (%s)" % ", ".join("%d %s" % (n, reason) for reason, n in sorted(states.items()))
+    problems = failed or pending
+    if problems:
+        summary += ": " + _shorten(problems)
+    return Verdict(summary, pending=[] if failed else pending, failed=failed)

@@ -30,6 +30,12 @@ description:
     VF group of the deleted policies and whose C(syncStatus) is C(Succeeded), and until each released PF the operator had made VFs on
     reports none in C(status.interfaces) (VFs made on the host, C(externallyManaged), stay, and the host half of the teardown
     removes them). A node whose state is gone has nothing left to release.
+  - C(check=nic_config) waits until every rail NIC of O(expected) (the C(devices) of the
+    P(gpufabric.roce.nic_config_templates#filter) filter) is listed in its NicConfigurationTemplate's C(status.nicDevices) -
+    a NicDevice of the node has a port at the rail's PCI address and the NIC Configuration Operator matched it to that
+    template alone (a NIC two templates select is listed by neither). It does not wait for the firmware - a device whose
+    nvconfig changes stays C(PendingReboot) until the operator's maintenance reboots the node; the progress line counts the
+    devices per C(ConfigUpdateInProgress) reason. A device whose spec the daemon refuses (C(IncorrectSpec)) fails the task at once.
   - This is an action plugin; the module file only holds the documentation. In check mode it waits for nothing.
 author:
   - gpufabric.roce maintainers (@gpufabric)
@@ -38,7 +44,7 @@ options:
     description: What to wait for.
     type: str
     required: true
-    choices: [nic_cluster_policy, sriov_sync, sriov_drain]
+    choices: [nic_cluster_policy, sriov_sync, sriov_drain, nic_config]
   namespace:
     description: The network-operator namespace (Deployments, SriovNetworkNodeStates).
     type: str
@@ -50,6 +56,8 @@ options:
         (resource name to VF count). Nodes without C(resources) skip the allocatable check.
       - For C(check=sriov_drain), the P(gpufabric.roce.sriov_drain_plan#filter) filter's result, with each node's C(node_name),
         the deleted C(policies) and the C(interfaces) (C(name), C(externallyManaged)) they configured.
+      - For C(check=nic_config), the C(devices) of the P(gpufabric.roce.nic_config_templates#filter) filter, each with
+        C(node_name), C(rail), C(pci_address) and C(template).
     type: list
     elements: dict
     default: []

@@ -5,6 +5,7 @@ import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufabric.roce.plugins.filter.k8s_render import FilterModule
+from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import fabric_table
 
 FILTERS = FilterModule().filters()
 PF = "enp157s0np0"
@@ -45,6 +46,7 @@ def test_all_filters_are_exposed():
         "network_operator_argocd",
         "k8s_kustomization",
         "allocatable_mismatches",
+        "nic_config_templates",
     }
 
 
@@ -104,3 +106,61 @@ def test_sriov_pool_configs_reads_each_nodes_pool_from_hostvars_and_fails_with_t
     hv["node1"]["sriov_networks_pool_max_unavailable"] = "0%"
     with pytest.raises(AnsibleFilterError, match=r'node1: sriov_networks_pool_max_unavailable="0%": .*Fix: '):
         FILTERS["sriov_pool_configs"](hv, nodes, {})
+
+
+class CountingHostVars(FakeHostVars):
+    """Counts which variables the filter reads, per host."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.read = set()
+
+    def __getitem__(self, host):
+        parent, read = super().__getitem__(host), self.read
+
+        class Row(dict):
+            def __getitem__(self, key):
+                read.add(key)
+                return dict.__getitem__(self, key)
+
+        return Row(parent)
+
+
+def test_nic_config_templates_reads_only_roce_qos_via_when_every_node_applies_qos_the_host_way():
+    hv = CountingHostVars(hostvars())
+    hv["node1"].update(roce_qos={}, roce_nic_type="cx7")  # would fail if it were read
+    assert FILTERS["nic_config_templates"](hv, ["node1", "node2"], {}) == {"templates": [], "devices": []}
+    assert hv.read == {"roce_qos_via"}
+    hv["node2"]["roce_qos_via"] = "host"
+    assert FILTERS["nic_config_templates"](hv, ["node1", "node2"], {"roce_qos_via": "host"}) == {"templates": [], "devices": []}
+
+
+def test_nic_config_templates_renders_the_operator_nodes_and_raises_with_every_problem():
+    hv = hostvars()
+    for h in ("node1", "node2"):
+        hv[h].update(roce_qos={}, roce_qos_via="operator", roce_nic_type="1021")
+    out = FILTERS["nic_config_templates"](hv, ["node1", "node2"], {"sriov_networks_namespace": "nvidia-network-operator"})
+    assert [t["metadata"]["name"] for t in out["templates"]] == ["roce-node1-1021", "roce-node2-1021"]
+    assert [(d["node_name"], d["pci_address"], d["template"]) for d in out["devices"]] == [
+        ("node1", "0000:9d:00.0", "roce-node1-1021"),
+        ("node2", "0000:9d:00.0", "roce-node2-1021"),
+    ]
+    hv["node1"]["roce_nic_type"] = "cx7"
+    hv["node2"]["roce_pf_pci_address"] = "9d:00.0"
+    with pytest.raises(AnsibleFilterError, match=r"2 problems found; nothing was rendered or applied") as err:
+        FILTERS["nic_config_templates"](hv, ["node1", "node2"], {})
+    assert 'node1: roce_nic_type="cx7": is not a PCI device id' in str(err.value)
+    assert 'node2: roce_pf_pci_address="9d:00.0": is not a PCI address' in str(err.value)
+
+
+def test_nic_config_templates_uses_the_plans_table_only_when_it_has_every_host():
+    hv = hostvars()
+    for h in ("node1", "node2"):
+        hv[h].update(roce_qos={}, roce_qos_via="operator", roce_nic_type="1021")
+    table = fabric_table({h: hv[h] for h in ("node1", "node2")}, ["node1", "node2"])
+    table["qos_profiles"][0]["tos"] = 98  # only the plan's table says so
+    out = FILTERS["nic_config_templates"](hv, ["node1", "node2"], {}, table)
+    assert {t["spec"]["template"]["roceOptimized"]["qos"]["tos"] for t in out["templates"]} == {98}
+    del table["nodes"]["node2"]  # a plan without node2: the table is made here
+    out = FILTERS["nic_config_templates"](hv, ["node1", "node2"], {}, table)
+    assert {t["spec"]["template"]["roceOptimized"]["qos"]["tos"] for t in out["templates"]} == {106}

@@ -70,3 +70,48 @@ def test_ncp_needs_ready_policy_and_available_deployments():
     assert verdict.summary == "NicClusterPolicy absent, deployments 1/1 available: NicClusterPolicy nic-cluster-policy not found"
     verdict = w.judge("nic_cluster_policy", {"ncp": [ncp], "deployments": []}, [])
     assert verdict.pending == ["no Deployment in the operator namespace yet (is the Helm release installed there?)"]
+
+
+def _nic_device(name, node, pcis, reason=None, message=""):
+    dev = {"metadata": {"name": name}, "status": {"node": node, "type": "1021", "ports": [{"pci": p} for p in pcis]}}
+    if reason:
+        dev["status"]["conditions"] = [{"type": "ConfigUpdateInProgress", "status": "False", "reason": reason, "message": message}]
+    return dev
+
+
+NIC_EXPECTED = [
+    {"node_name": "node1", "rail": "rail0", "pf": "enp157s0np0", "pci_address": "0000:9d:00.0", "nic_type": "1021", "template": "roce-node1-1021"},
+    {"node_name": "node1", "rail": "rail1", "pf": "enp157s0np1", "pci_address": "0000:9d:00.1", "nic_type": "1021", "template": "roce-node1-1021"},
+    {"node_name": "node2", "rail": None, "pf": "enp157s0np0", "pci_address": "0000:9d:00.0", "nic_type": "1021", "template": "roce-node2-1021"},
+]
+
+
+def test_nic_config_reads_templates_and_devices_and_waits_until_each_template_lists_its_nics():
+    reads = w.reads_for("nic_config", "ns", NIC_EXPECTED)
+    assert {q["kind"] for q in reads.values()} == {"NicConfigurationTemplate", "NicDevice"}
+    assert {q["namespace"] for q in reads.values()} == {"ns"}
+    # device names are not predicted: matched by node and port PCI address
+    devices = [
+        _nic_device("node1-1021-mt1", "node1", ["0000:9d:00.0", "0000:9d:00.1"], "PendingReboot"),
+        _nic_device("node1-1021-spare", "node1", ["0000:a0:00.0"]),
+        _nic_device("node2-1021-mt2", "node2", ["0000:9d:00.0"], "UpdateSuccessful"),
+    ]
+    templates = [{"metadata": {"name": "roce-node1-1021"}, "status": {"nicDevices": ["node1-1021-mt1"]}}, {"metadata": {"name": "roce-node2-1021"}}]
+    v = w.judge("nic_config", {"templates": templates, "devices": devices[:1]}, NIC_EXPECTED)
+    assert not v.done and not v.failed
+    assert "node2 PF (0000:9d:00.0): no NicDevice has this port yet" in v.summary
+    v = w.judge("nic_config", {"templates": templates, "devices": devices}, NIC_EXPECTED)
+    assert v.summary.startswith("2/3 rail NICs listed by their NicConfigurationTemplate (1 PendingReboot):")
+    assert "NicConfigurationTemplate roce-node2-1021 does not list NicDevice node2-1021-mt2 yet" in v.summary
+    templates[1]["status"] = {"nicDevices": ["node2-1021-mt2"]}
+    v = w.judge("nic_config", {"templates": templates, "devices": devices}, NIC_EXPECTED)
+    assert v.done and v.summary == "3/3 rail NICs listed by their NicConfigurationTemplate (1 PendingReboot, 1 UpdateSuccessful)"
+    v = w.judge("nic_config", {"templates": templates[:1], "devices": devices}, NIC_EXPECTED)
+    assert "NicConfigurationTemplate roce-node2-1021 is not in the cluster" in v.summary
+
+
+def test_nic_config_a_spec_the_daemon_refuses_stops_the_wait():
+    devices = [_nic_device("node2-1021-mt2", "node2", ["0000:9d:00.0"], "IncorrectSpec", "roceOptimized is not supported with Infiniband")]
+    templates = [{"metadata": {"name": "roce-node2-1021"}, "status": {"nicDevices": ["node2-1021-mt2"]}}]
+    v = w.judge("nic_config", {"templates": templates, "devices": devices}, NIC_EXPECTED[2:])
+    assert v.failed == ["node2 PF (0000:9d:00.0): NicDevice node2-1021-mt2: IncorrectSpec: roceOptimized is not supported with Infiniband"]
