@@ -151,7 +151,7 @@ def plan(desired, state, unsupported):
         return desired[key] is not None and key not in unsupported
 
     if want('tos'):
-        before['tos'] = {p: v for p, v in state['tos'].items()}
+        before['tos'] = dict(state['tos'])
         after['tos'] = {p: desired['tos'] for p in state['tos']}
         for port, tos in sorted(state['tos'].items()):
             if tos != desired['tos']:
@@ -367,4 +367,3 @@ def run(host, params, check_mode, *, dcb, pause, fs=None, persist_fn=None):
         if presult.get('warning'):
             result['warnings'].append(presult['warning'])
     return result
-

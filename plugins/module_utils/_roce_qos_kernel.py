@@ -25,6 +25,7 @@ except ImportError:
     HAS_PYROUTE2 = False
     PYROUTE2_IMPORT_ERROR = traceback.format_exc()
 
+
 class NetlinkDcb:
     """DCB of a PF over one rtnetlink socket (``_dcbnl``), its "no DCB" answers as Unsupported."""
 

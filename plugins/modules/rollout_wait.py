@@ -139,7 +139,7 @@ from ansible.module_utils.basic import AnsibleModule
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            check=dict(type="str", required=True, choices=["nic_cluster_policy", "sriov_sync", "sriov_drain"]),
+            check=dict(type="str", required=True, choices=["nic_cluster_policy", "sriov_sync", "sriov_drain", "nic_config"]),
             namespace=dict(type="str", required=True),
             expected=dict(type="list", elements="dict", default=[]),
             timeout=dict(type="int", default=900),

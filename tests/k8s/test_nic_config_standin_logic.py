@@ -5,7 +5,7 @@
 Expected values are worked out from the upstream functions named in the stand-in's docstring
 (Mellanox/nic-configuration-operator at network-operator-v26.4.1), not read back from the implementation."""
 
-from k8s_helpers import REPO  # noqa: F401 - importing it puts lab/k8s on sys.path
+import k8s_helpers  # noqa: F401 - importing it puts lab/k8s on sys.path  # pylint: disable=unused-import
 from standins import nic_configuration as nc
 
 IFACES = [

@@ -68,9 +68,10 @@ def test_thresholds_on_parsed_metrics():
 
 
 def test_pcie_findings_per_node():
-    hv = {'n1': {'ansible_facts': {'rdma': {'pcie': {'findings': [
+    findings = [
         {'severity': 'problem', 'message': '0000:17:00.0 (mlx5_0): link 8.0 GT/s x8, capable of 16.0 GT/s x16 (downtrained: speed and width)'},
-        {'severity': 'note', 'message': '0000:3b:00.0 (GPU): idle'}]}}}},
-          'n2': {'ansible_facts': {}}}
+        {'severity': 'note', 'message': '0000:3b:00.0 (GPU): idle'},
+    ]
+    hv = {'n1': {'ansible_facts': {'rdma': {'pcie': {'findings': findings}}}}, 'n2': {'ansible_facts': {}}}
     out = F['rdma_verify_pcie_findings'](hv, ['n1', 'n2', 'n3'])
     assert list(out) == ['n1'] and out['n1'][0].startswith('0000:17:00.0') and out['n1'][1] == 'note: 0000:3b:00.0 (GPU): idle'

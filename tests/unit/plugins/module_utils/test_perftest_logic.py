@@ -224,8 +224,8 @@ BAD_INPUT = [
     (dict(min_bw_pct_of_link=150.0), 'node1: min_bw_pct_of_link=150.0: must be above 0 and at most 100. '
                                      'Fix: set a percentage of the link speed, e.g. 80'),
     (dict(extra_args=['--qp-timeout=14', '-x', '3']), 'node1: extra_args=["--qp-timeout=14", "-x", "3"]: -x 3 sets -x, which is '
-                                                   'the module option gid_index. Fix: remove -x 3 from extra_args and set '
-                                                   'gid_index: 3'),
+                                                      'the module option gid_index. Fix: remove -x 3 from extra_args and set '
+                                                      'gid_index: 3'),
     (dict(extra_args=['--size=64']), 'node1: extra_args=["--size=64"]: --size=64 sets -s, which is the module option size. '
                                      'Fix: remove --size=64 from extra_args and set size: 64'),
 ]
