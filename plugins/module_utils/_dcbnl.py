@@ -30,7 +30,10 @@ import os
 try:
     from pyroute2.netlink import NLA_F_NESTED, nla, nlmsg
     from pyroute2.netlink.exceptions import NetlinkError
-    from pyroute2.netlink.marshal import Marshal
+    try:
+        from pyroute2.netlink.marshal import Marshal
+    except ImportError:  # pyroute2 < 0.9 (Debian 12's python3-pyroute2 is 0.7.2)
+        from pyroute2.netlink.nlsocket import Marshal
     HAS_PYROUTE2 = True
 except ImportError:
     HAS_PYROUTE2 = False
@@ -141,7 +144,10 @@ def _request(cmd, ifname, ieee=None):
 def _pfc_request(ifname, priorities, pfc_cap):
     # pfc_cap is read-only for the drivers we know (mlx5 ignores it on set and reports max_tc + 1 on get);
     # delay 0 tells mlx5 to keep its cable length; requests/indications are counters the drivers ignore.
-    pfc = {'pfc_cap': pfc_cap, 'pfc_en': _priorities_bitmap(priorities), 'mbc': 0, 'delay': 0}
+    # The arrays given: pyroute2 < 0.9 ignores the nla's defaults.
+    zeros = [0] * IEEE_8021QAZ_MAX_TCS
+    pfc = {'pfc_cap': pfc_cap, 'pfc_en': _priorities_bitmap(priorities), 'mbc': 0, 'delay': 0, 'requests': zeros,
+           'indications': list(zeros)}
     return _request(DCB_CMD_IEEE_SET, ifname, [('DCB_ATTR_IEEE_PFC', pfc)])
 
 
@@ -239,9 +245,10 @@ def decode_set_reply(reply_bytes, ifname=None):
 def _talk(sock, msg, msg_type, ifname):
     for key, cls in MSG_MAP.items():
         sock.marshal.msg_map[key] = cls
-    if 'nlm_generator' not in sock.status:
+    status = getattr(sock, 'status', None)  # pyroute2 < 0.9 has none (and no such bug)
+    if isinstance(status, dict) and 'nlm_generator' not in status:
         # pyroute2 0.9.7's IPRoute inherits NetlinkSocket.nlm_request but never sets the key it reads (KeyError).
-        sock.status['nlm_generator'] = True
+        status['nlm_generator'] = True
     try:
         replies = list(sock.nlm_request(msg, msg_type=msg_type, msg_flags=NLM_F_REQUEST))
     except NetlinkError as exc:

@@ -24,13 +24,17 @@ __metaclass__ = type
 
 import errno
 import os
+import struct
 
 try:
     from pyroute2.netlink import genlmsg
     from pyroute2.netlink.exceptions import NetlinkError
     from pyroute2.netlink.generic import GenericNetlinkSocket
     from pyroute2.netlink.generic.ethtool import ethtoolheader
-    from pyroute2.netlink.marshal import Marshal
+    try:
+        from pyroute2.netlink.marshal import Marshal
+    except ImportError:  # pyroute2 < 0.9 (Debian 12's python3-pyroute2 is 0.7.2)
+        from pyroute2.netlink.nlsocket import Marshal
     HAS_PYROUTE2 = True
 except ImportError:
     HAS_PYROUTE2 = False
@@ -38,6 +42,7 @@ except ImportError:
 NLM_F_REQUEST = 0x1
 NLM_F_ACK = 0x4
 NLMSG_ERROR = 0x2
+NLMSG_MIN_TYPE = 0x10
 ETHTOOL_GENL_NAME = 'ethtool'
 ETHTOOL_GENL_VERSION = 1
 ETHTOOL_MSG_PAUSE_GET = 21
@@ -147,6 +152,15 @@ def _parse(data):
     marshal = Marshal()
     # The family id is the kernel's choice; every non-control message here is an ethtool one.
     marshal.default_message_class = ethtool_pause_msg
+    # pyroute2 < 0.9 has no default class and looks classes up by type: map each non-control type in the buffer.
+    offset = 0
+    while offset <= len(data) - 16:
+        length, msg_type = struct.unpack_from('=IH', data, offset)
+        if not length:
+            break
+        if msg_type >= NLMSG_MIN_TYPE:
+            marshal.msg_map[msg_type] = ethtool_pause_msg
+        offset += (length + 3) & ~3
     return list(marshal.parse(data))
 
 

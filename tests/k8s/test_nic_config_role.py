@@ -72,6 +72,13 @@ def _site(inv, cluster, tmp_path, tags, *args):
     return proc.returncode, proc.stdout + proc.stderr
 
 
+def _task_status(out, name):
+    """The first status word (ok, changed, skipping) after the task whose title starts with ``name``."""
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("TASK [") and name in line)
+    return next(line.split(":", 1)[0] for line in lines[start + 1:] if line.split(":", 1)[0] in ("ok", "changed", "skipping"))
+
+
 def _reason(dev):
     return next((c["reason"] for c in (dev.get("status") or {}).get("conditions") or [] if c["type"] == "ConfigUpdateInProgress"), None)
 
@@ -93,6 +100,13 @@ def test_the_sriov_phase_applies_the_templates_waits_for_the_match_and_prunes_a_
     assert flat.index("TASK [gpufabric.roce.sriov_networks : Apply the NicConfigurationTemplates") < flat.index(
         "TASK [gpufabric.roce.sriov_networks : Apply the SriovNetworkNodePolicies"
     )
+
+    assert _task_status(out, "Apply the NicConfigurationTemplates") == "changed"
+    # idempotence: check mode then an apply again leave the templates as they are
+    for args in (["--check"], []):
+        rc, again = _site(inv, cluster, tmp_path, "sriov", *args)
+        assert rc == 0, again[-8000:]
+        assert _task_status(again, "Apply the NicConfigurationTemplates") == "ok", again[-6000:]
 
     templates = {t["metadata"]["name"]: t for t in kube.items(TEMPLATES)}
     assert sorted(templates) == ["roce-node1-1021", "roce-node2-1021"]
