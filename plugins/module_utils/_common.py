@@ -72,6 +72,18 @@ def format_error(host, field, value, problem, fix):
     return '%s: %s=%s: %s. Fix: %s' % (host, field, shown_value(value), problem, fix)
 
 
+def parse_bool(value):
+    """A boolean as YAML and Ansible spell one (true/yes/on/1, false/no/off/0, any case), or None when it is not one."""
+    if isinstance(value, bool):
+        return value
+    text = ('%s' % value).strip().lower()
+    if text in ('true', 'yes', 'on', '1'):
+        return True
+    if text in ('false', 'no', 'off', '0'):
+        return False
+    return None
+
+
 def shown_value(value):
     """``value`` as JSON, as the user wrote it: non-ASCII characters as they are (not ``\\u00e9``), and the
     list and mapping subclasses Ansible wraps inventory values in as plain lists and mappings."""

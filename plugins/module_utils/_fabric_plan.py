@@ -30,7 +30,7 @@ __metaclass__ = type  # noqa: UP001
 import hashlib
 import json
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError
+from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError, parse_bool
 from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import gateway_args_list, is_fabric_table
 
 PLAN_KIND = 'gpufabric.roce/fabric-plan'
@@ -47,13 +47,9 @@ def plan_complete(declared=None, awx_job_id=None):
 
 
 def _bool(value):
-    if isinstance(value, bool):
-        return value
-    text = ('%s' % value).strip().lower()
-    if text in ('true', 'yes', 'on', '1'):
-        return True
-    if text in ('false', 'no', 'off', '0'):
-        return False
+    parsed = parse_bool(value)
+    if parsed is not None:
+        return parsed
     raise GpufabricError('all roce_nodes', 'roce_inventory_complete', value, 'is not a boolean',
                          'set roce_inventory_complete to true (the inventory has every node of the fabric) or false')
 

@@ -33,6 +33,8 @@ __metaclass__ = type  # noqa: UP001
 
 import json
 
+from ansible_collections.gpufabric.roce.plugins.module_utils._common import parse_bool
+
 DEFAULTS = {
     'enabled': True,
     'trust': 'dscp',
@@ -59,17 +61,6 @@ def pfc_string(priorities):
 
 def prio_mask(priorities):
     return sum(1 << p for p in priorities)
-
-
-def _bool(value):
-    if isinstance(value, bool):
-        return value
-    text = ('%s' % value).strip().lower()
-    if text in ('true', 'yes', 'on', '1'):
-        return True
-    if text in ('false', 'no', 'off', '0'):
-        return False
-    return None
 
 
 def _int(value, low, high):
@@ -102,7 +93,7 @@ def _normalise(merged, field):
     """The merged settings converted, or problems naming ``field``.<key>."""
     out, problems = {}, []
     checks = (
-        ('enabled', _bool, 'is not a boolean', 'write true or false'),
+        ('enabled', parse_bool, 'is not a boolean', 'write true or false'),
         ('trust', lambda v: v if v in TRUST_MODES else None, 'is not a trust mode (dscp or pcp)',
          'write trust: dscp (classify RoCE by its IP DSCP, what RoCE v2 fabrics use) or pcp (by the VLAN priority)'),
         ('pfc_priorities', _priorities, 'is not a list of distinct priorities 0-7',
@@ -113,7 +104,7 @@ def _normalise(merged, field):
          'write e.g. ecn_priorities: [3] (DCQCN on priority 3), or [] for no ECN'),
         ('cnp_dscp', lambda v: _int(v, 0, 63), 'is not a DSCP (0-63)', 'write e.g. cnp_dscp: 48'),
         ('cnp_priority', lambda v: _int(v, 0, 7), 'is not a priority (0-7)', 'write e.g. cnp_priority: 6'),
-        ('pause_frames', _bool, 'is not a boolean', 'write pause_frames: false (link pause off; PFC replaces it)'),
+        ('pause_frames', parse_bool, 'is not a boolean', 'write pause_frames: false (link pause off; PFC replaces it)'),
     )
     for key, convert, problem, fix in checks:
         value = convert(merged[key])

@@ -9,21 +9,16 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type  # noqa: UP001
 
 import platform
-import traceback
 
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.gpufabric.roce.plugins.module_utils import _dcbnl, _ethtool_pause
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError, persist_unit
+from ansible_collections.gpufabric.roce.plugins.module_utils._netlink import HAS_PYROUTE2, PYROUTE2_IMPORT_ERROR
 from ansible_collections.gpufabric.roce.plugins.module_utils._roce_qos import Unsupported, run
 
-try:
+if HAS_PYROUTE2:
     from pyroute2 import IPRoute
-    HAS_PYROUTE2 = True
-    PYROUTE2_IMPORT_ERROR = None
-except ImportError:
-    HAS_PYROUTE2 = False
-    PYROUTE2_IMPORT_ERROR = traceback.format_exc()
 
 
 class NetlinkDcb:
