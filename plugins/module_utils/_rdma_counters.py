@@ -20,7 +20,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type  # noqa: UP001
 
-import os
+from ansible_collections.gpufabric.roce.plugins.module_utils._common import Sysfs
 
 SETS = ('hw_counters', 'counters')
 # Counters that move only on loss, reordering or retransmission. mlx5 (Documentation/.../mlx5/counters.rst): out_of_sequence,
@@ -36,24 +36,30 @@ FLAGGED = frozenset((
 CONGESTION = frozenset(('np_ecn_marked_roce_packets', 'np_cnp_sent', 'rp_cnp_handled', 'rp_cnp_ignored'))
 
 
+def port_counters(fs, dev, port):
+    """``{'hw_counters': {name: int}, 'counters': {name: int}}`` of a port (``fs``: a ``_common.Sysfs``): the driver's
+    counters (mlx5's ``out_of_sequence``, ``np_cnp_sent``...; rxe's ``retry_exceeded_err``...) and the IB PMA ones
+    (``port_xmit_data``...). A counter that refuses reads (EINVAL on some firmware) or is not an integer is left out."""
+    result = {}
+    for which in SETS:
+        rel = 'class/infiniband/%s/ports/%s/%s' % (dev, port, which)
+        values = {}
+        for name in fs.listdir(rel):
+            value = fs.read_int('%s/%s' % (rel, name))
+            if value is not None:
+                values[name] = value
+        result[which] = values
+    return result
+
+
 def read(sysfs_root, device, port):
-    """``{name: value}`` of the port's counters, or None when the device has no such port (nothing to compare)."""
-    base = os.path.join(sysfs_root, 'class', 'infiniband', '%s' % device, 'ports', '%s' % port)
-    if not device or not os.path.isdir(base):
+    """``{name: value}`` of the port's counters (both sets), or None when the device has no such port (nothing to compare)."""
+    fs = Sysfs(sysfs_root)
+    if not device or not fs.exists('class/infiniband/%s/ports/%s' % (device, port)):
         return None
     values = {}
     for which in SETS:
-        folder = os.path.join(base, which)
-        try:
-            names = os.listdir(folder)
-        except OSError:
-            continue
-        for name in names:
-            try:
-                with open(os.path.join(folder, name)) as f:
-                    values[name] = int(f.read().strip())
-            except (OSError, ValueError):
-                continue  # some counters refuse reads (EINVAL) on some firmware: absent is normal in sysfs
+        values.update(port_counters(fs, device, port)[which])
     return values
 
 

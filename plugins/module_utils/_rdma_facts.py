@@ -13,9 +13,9 @@ import struct
 
 from ansible_collections.gpufabric.roce.plugins.module_utils import _pci_health, _pci_topology
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import Sysfs, pci_address_of
+from ansible_collections.gpufabric.roce.plugins.module_utils._rdma_counters import port_counters
 
 PEERMEM_MODULES = ('nvidia_peermem', 'nv_peer_mem')
-COUNTER_SETS = ('hw_counters', 'counters')
 IOMMU_CMDLINE_KEYS = ('intel_iommu', 'amd_iommu', 'iommu', 'iommu.passthrough', 'iommu.strict')
 
 # <rdma/rdma_netlink.h>
@@ -57,22 +57,6 @@ def gid_table(fs, dev, port):
         })
     entries.sort(key=lambda e: e['index'])
     return entries
-
-
-def port_counters(fs, dev, port):
-    """``{'hw_counters': {name: int}, 'counters': {name: int}}`` of a port: the driver's counters (mlx5's
-    ``out_of_sequence``, ``np_cnp_sent``...; rxe's ``retry_exceeded_err``...) and the IB PMA ones (``port_xmit_data``...).
-    A counter that refuses reads (EINVAL on some firmware) or is not an integer is left out."""
-    result = {}
-    for which in COUNTER_SETS:
-        rel = 'class/infiniband/%s/ports/%s/%s' % (dev, port, which)
-        values = {}
-        for name in fs.listdir(rel):
-            value = fs.read_int('%s/%s' % (rel, name))
-            if value is not None:
-                values[name] = value
-        result[which] = values
-    return result
 
 
 def _pci_numa(fs, pci):
