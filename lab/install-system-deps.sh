@@ -29,8 +29,10 @@ backports_packages=(qemu-system-x86 seabios)
 declare -A backports_min=([qemu-system-x86]="1:10.0" [seabios]="1.16.3")
 backports_list=/etc/apt/sources.list.d/gpufabric-lab-backports.sources
 
+# Prints the installed version, or nothing; never fails (dpkg-query exits 1 for a package it has never seen, which
+# under pipefail and set -e would end the script at the first such assignment on a fresh machine).
 installed_version() {
-    dpkg-query -W -f='${Status} ${Version}' "$1" 2>/dev/null | sed -n 's/^install ok installed //p'
+    { dpkg-query -W -f='${Status} ${Version}' "$1" 2>/dev/null || true; } | sed -n 's/^install ok installed //p'
 }
 
 missing=()
