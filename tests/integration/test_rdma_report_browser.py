@@ -1,27 +1,26 @@
 # Copyright: (c) 2026, gpufabric.roce maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """rdma_verify's HTML report in a real browser (issue 19): Debian's headless Chromium (chromium-headless-shell,
-installed by lab/install-system-deps.sh) opens the lab's real two-node report and a generated 1,000-node x 8-rail one
-from file://, and the test reads the DOM *after the page's script ran* (--dump-dom): the heatmap's cells, their
+installed by lab/install-system-deps.sh) opens a saved report of a real two-node lab run and a generated 1,000-node x
+8-rail one from file://, and the test reads the DOM *after the page's script ran* (--dump-dom): the heatmap's cells, their
 classes and tooltips, the order the script sorts the nodes in, and the attributes it sets on <body>.
 
 Kept as CI artifacts under .build/artifacts/rdma-report/: both pages (lab.html, fleet.html), their DOM after the
 script (*.dom.html) and screenshots at 1400x1000 (lab.png, fleet.png).
 
-Skipped when the browser is absent, except in CI (CI=true), where a missing browser fails the test.
+The report a lab run has just written goes through the same browser in molecule/lab/verify.yml (report_browser.py as
+a command). Skipped when the browser is absent, except in CI (CI=true), where a missing browser fails the test.
 """
 
 import importlib.util
 import os
-import shutil
-import subprocess
 import time
 
 import pytest
+import report_browser
 from _runner import REPO
 
 ARTIFACTS = os.path.join(REPO, ".build", "artifacts", "rdma-report")
-BROWSERS = ("chromium-headless-shell", "/usr/lib/chromium/chromium-headless-shell")
 
 
 def _load(name, path):
@@ -38,42 +37,21 @@ from ansible_collections.gpufabric.roce.plugins.module_utils import _rdma_report
 
 
 def _browser():
-    for name in BROWSERS:
-        path = shutil.which(name)
-        if path:
-            return path
+    path = report_browser.find_browser()
+    if path:
+        return path
     if os.environ.get("CI") == "true":
         pytest.fail("chromium-headless-shell is not installed, and CI=true: run lab/install-system-deps.sh (make deps)")
     pytest.skip("chromium-headless-shell is not installed (Debian package; lab/install-system-deps.sh installs it, CI=true fails instead)")
     return None
 
 
-def _chromium(browser, tmp_path, *args):
-    # Root in a container: no sandbox. A user data directory of its own; no GPU, no first-run work.
-    profile = tmp_path / ("profile-%d" % time.monotonic_ns())
-    cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
-           "--user-data-dir=%s" % profile, *args]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
-    assert proc.returncode == 0, (cmd, proc.stderr[-3000:])
-    return proc.stdout
-
-
-def _render(browser, tmp_path, name, matrix):
+def _render(browser, name, matrix):
     os.makedirs(ARTIFACTS, exist_ok=True)
     page = os.path.join(ARTIFACTS, name + ".html")
     with open(page, "w") as f:
         f.write(rh.render_html(matrix))
-    url = "file://" + page
-    dom = _chromium(browser, tmp_path, "--dump-dom", url)
-    with open(os.path.join(ARTIFACTS, name + ".dom.html"), "w") as f:
-        f.write(dom)
-    shot = os.path.join(ARTIFACTS, name + ".png")
-    if os.path.exists(shot):
-        os.unlink(shot)
-    _chromium(browser, tmp_path, "--window-size=1400,1000", "--screenshot=%s" % shot, url)
-    with open(shot, "rb") as f:
-        png = f.read()
-    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20000, "screenshot %s: %d bytes" % (shot, len(png))
+    dom, _shot = report_browser.render(browser, page, ARTIFACTS, name)
     return fx.parse_html(dom)
 
 
@@ -82,9 +60,9 @@ def _heat_rows(doc):
     return [tr for table in box.findall("table") for tr in table.find("tbody").findall("tr")]
 
 
-def test_lab_report_in_chromium(tmp_path):
+def test_lab_report_in_chromium():
     browser = _browser()
-    doc = _render(browser, tmp_path, "lab", fx.lab_matrix())
+    doc = _render(browser, "lab", fx.lab_matrix())
     body = doc.find("html/body")
     assert body.get("data-heatmap-cells") == "2" and body.get("data-heatmap-nodes") == "2"
     rows = _heat_rows(doc)
@@ -98,12 +76,12 @@ def test_lab_report_in_chromium(tmp_path):
     assert fx.text_of(status) == "2 of 2 nodes shown, 2 cells"
 
 
-def test_fleet_report_in_chromium(tmp_path):
+def test_fleet_report_in_chromium():
     browser = _browser()
     matrix = fx.fleet_matrix()
     matrix["pcie"] = {"node0042": ["mlx5_3 0000:c1:00.0: link downtrained: x8 16.0 GT/s, capable of x16 32.0 GT/s"]}
     t0 = time.monotonic()
-    doc = _render(browser, tmp_path, "fleet", matrix)
+    doc = _render(browser, "fleet", matrix)
     assert time.monotonic() - t0 < 20
     body = doc.find("html/body")
     assert body.get("data-heatmap-cells") == "8000" and body.get("data-heatmap-nodes") == "1000"

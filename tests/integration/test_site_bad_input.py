@@ -236,3 +236,12 @@ def test_roce_plan_out_without_a_plan_is_refused(inv, tmp_path):
     assert rc != 0, out
     assert 'node1: roce_plan_out="%s": no fabric plan was made in this run' % out_file in out, out
     assert not out_file.exists()
+
+
+def test_a_qos_that_leaves_roce_lossy_is_refused_before_phase_1(inv):
+    # issue 19: the QoS model is checked with the rest of the fabric plan, before any node is touched.
+    append(inv / "host_vars" / "node2.yml", "roce_qos: {tos: 0}\n")
+    assert_refused_before_phase_1(inv, [
+        "node2: roce_qos.tos=0: puts RoCE traffic on priority 0 (tos >> 5), but PFC is on [3]",
+        "use a ToS whose priority is lossless, e.g. tos: 106 (DSCP 26), or add 0 to pfc_priorities",
+    ])

@@ -91,6 +91,11 @@ def test_the_sriov_phase_applies_the_templates_waits_for_the_match_and_prunes_a_
     assert rc == 0, out[-8000:]
     flat = " ".join(out.split())
     assert "nicConfigurationOperator): " in flat and "NicConfigurationTemplate/roce-node1-1021, NicConfigurationTemplate/roce-node2-1021" in flat, out[-6000:]
+    # ... and changed nothing: no namespace, no release, no CRD of the chart or of the NIC Configuration Operator
+    assert kube.get_or_none("/api/v1/namespaces/%s" % NAMESPACE) is None
+    assert cluster.run("helm", "list", "--all-namespaces", "-q").stdout.strip() == ""
+    crds = {c["metadata"]["name"] for c in kube.items("/apis/apiextensions.k8s.io/v1/customresourcedefinitions")}
+    assert not {"nicclusterpolicies.mellanox.com", "nicconfigurationtemplates.configuration.net.nvidia.com"} & crds, sorted(crds)
 
     rc, out = _site(inv, cluster, tmp_path, "operator,sriov")
     assert rc == 0, out[-8000:]

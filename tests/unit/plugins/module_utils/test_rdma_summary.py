@@ -5,9 +5,11 @@ it names every failing pair (a pair not listed passed), and stays bounded at 10,
 
 import json
 
+from ansible_collections.gpufabric.roce.plugins.module_utils import _rdma_isolation as iso
 from ansible_collections.gpufabric.roce.plugins.module_utils import _rdma_report as rr
 from ansible_collections.gpufabric.roce.plugins.module_utils._rdma_summary import MAX_FAILURES, summary
 
+from test_rdma_isolation import _records as _isolation_records
 from test_rdma_report import ROUNDS, TESTS, ok_records
 
 
@@ -60,3 +62,20 @@ def test_summary_is_bounded_at_fleet_scale():
     assert s['rails']['rail0']['bw_gbps'] == {'min': 390.5, 'avg': 390.5, 'max': 390.5, 'pairs': 10000}
     # Well under AWX's comfort for a job's artifacts, whatever the fleet size.
     assert len(json.dumps(s)) < 600 * 1024
+
+
+def test_summary_names_the_node_at_fault_and_counts_flagged_pairs():
+    # issue 19: AWX keeps only this summary, so the isolation's verdict and the lucky passes must be in it.
+    nodes = ['n%d' % i for i in range(8)]
+    plan = rr.plan(nodes, {n: '10.0.0.%d' % (i + 1) for i, n in enumerate(nodes)})
+    pairs = [p for r in plan['rounds'] for p in r]
+    ring = rr.build_matrix(plan['rounds'], _isolation_records(pairs, {'n5'}), ['ib_write_bw'])
+    ip = iso.isolation_plan(plan, ring)
+    iso_pairs = [p for r in ip['rounds'] for p in r]
+    ring['isolation'] = iso.verdicts(ip, rr.build_matrix(ip['rounds'], _isolation_records(iso_pairs, {'n5'}), ['ib_write_bw']))
+    ring['flagged'] = 3
+    s = summary(ring)
+    assert [(v['node'], v['rail']) for v in s['at_fault']] == [('n5', None)]
+    assert 'fails against n1' in s['at_fault'][0]['reason']
+    assert s['flagged_pairs'] == 3 and s['failed_nodes'] == ['n4', 'n5', 'n6']
+    assert summary(rr.build_matrix(ROUNDS, ok_records('node1', 'node2') + ok_records('node2', 'node1'), TESTS))['at_fault'] == []
