@@ -7,6 +7,7 @@ needs a real cluster (a kubelet, SR-IOV VFs), which this does not have."""
 
 import json
 import os
+import shutil
 
 import yaml
 from _runner import REPO, ansible_playbook
@@ -15,7 +16,8 @@ PLAYBOOK = os.path.join(REPO, "tests", "integration", "rdma_verify_pod_rails", "
 
 
 def _plan(inventory, tmp_path):
-    run = ansible_playbook("-i", os.path.join(REPO, "inventories", inventory), PLAYBOOK,
+    inventory = inventory if os.path.isabs(str(inventory)) else os.path.join(REPO, "inventories", inventory)
+    run = ansible_playbook("-i", str(inventory), PLAYBOOK,
                            RENDER_DIR=str(tmp_path), ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
     assert run.returncode == 0, (run.stdout + run.stderr)[-4000:]
     with open(tmp_path / "plan.json") as f:
@@ -39,6 +41,24 @@ def test_one_rail_keeps_the_single_ring_over_net1(tmp_path):
     plan = _plan("example", tmp_path)
     assert "rails" not in plan
     assert [d["peer_address"] for d in plan["duties"]["node1"] if d["client_to"]] == ["10.100.0.2"]
+    # no QoS in the example: perftest gets no -T
+    assert {d["tclass"] for duties in plan["duties"].values() for d in duties} == {None}
+
+
+def test_each_pod_test_sends_with_its_rails_tos(tmp_path):
+    # issue 19: roce_qos sets the PF's RDMA-CM default ToS, not the VFs' the pods hold, so pod mode names the ToS itself.
+    inv = tmp_path / "inventory"
+    shutil.copytree(os.path.join(REPO, "inventories", "example-multirail"), inv)
+    with open(inv / "group_vars" / "roce_nodes.yml", "a") as f:
+        f.write("roce_qos: {}\n")
+    node2 = inv / "host_vars" / "gpu-node02.yml"
+    hv = yaml.safe_load(node2.read_text())
+    hv["roce_rail_overrides"]["rail5"] = {"qos": {"tos": 98}}
+    node2.write_text(yaml.safe_dump(hv))
+    plan = _plan(inv, tmp_path)
+    tos = {(host, d["rail"]): d["tclass"] for host, duties in plan["duties"].items() for d in duties}
+    assert tos[("gpu-node01", "rail5")] == 106 and tos[("gpu-node02", "rail5")] == 98
+    assert {t for (host, rail), t in tos.items() if rail != "rail5"} == {106}
 
 
 def test_the_rendered_pods_attach_every_rail_and_request_one_vf_of_each(tmp_path):
