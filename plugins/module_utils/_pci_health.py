@@ -28,6 +28,7 @@ PCI_EXP_DEVCTL = 0x08          # Device Control (7.5.3.4)
 DEVCTL_RELAX_EN = 0x0010       # bit 4: Enable Relaxed Ordering
 DEVCTL_PAYLOAD_SHIFT = 5       # bits 7:5: Max_Payload_Size (128 << value)
 DEVCTL_READRQ_SHIFT = 12       # bits 14:12: Max_Read_Request_Size (128 << value)
+LOW_MAX_READ_REQUEST = 256      # fwts maxreadreq: below this, a note
 # ATS Extended Capability (PCIe 5.0, 10.5.1): header, ATS Capability register (16 bits) at +0x04,
 # ATS Control register (16 bits) at +0x06, bit 15 Enable.
 PCI_EXT_CAP_ID_ATS = 0x000F
@@ -135,7 +136,8 @@ def _findings(entry):
 
     ``downtrained`` (a problem: the link trained below what both ends support - the classic silent halving of bandwidth) is
     what preflight_pcie_downtrained judges; a GPU whose link only runs slower than its maximum is ``gpu_link_speed`` (a note:
-    NVIDIA GPUs lower the link speed when idle); ``slot_limited`` (a note) a card that can do more than its slot."""
+    NVIDIA GPUs lower the link speed when idle); ``slot_limited`` (a note) a card that can do more than its slot;
+    ``max_read_request`` (a note) a MaxReadReq below 256 bytes."""
     link = entry['link']
     label = '%s (%s)' % (entry['pci_address'], ', '.join(entry['names']) or entry['role'])
     now = _link_text(link['speed'], link['width'])
@@ -158,6 +160,12 @@ def _findings(entry):
         add('slot_limited', 'note', '%s: the card supports %s but the port above it (%s) only %s'
             % (label, _link_text(link['max_speed'], link['max_width']), link['port'],
                _link_text(link['port_max_speed'], link['port_max_width'])))
+    # The firmware test suite's rule (fwts maxreadreq, LowMaxReadReq): below 256 bytes the device splits every DMA read
+    # into so many requests that throughput suffers. Firmware usually sets it; a note, not a problem, as it is a trade-off.
+    mrrs = entry.get('max_read_request')
+    if mrrs is not None and mrrs < LOW_MAX_READ_REQUEST:
+        add('max_read_request', 'note', '%s: MaxReadReq %d bytes, below %d: each DMA read is split into %d-byte requests '
+            '(set by the firmware or BIOS; the driver may raise it)' % (label, mrrs, LOW_MAX_READ_REQUEST, mrrs))
     return found
 
 

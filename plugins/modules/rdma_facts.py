@@ -289,7 +289,8 @@ ansible_facts:
               ACS state as in RV(ansible_facts.rdma.acs) (C(redirect), C(no_redirect), C(absent), C(unknown)).
             - C(findings), plain-language findings, each C({pci_address, device, role, kind, severity, message}) - kind
               C(downtrained) (severity C(problem), what C(preflight_pcie_downtrained) judges), C(slot_limited) and
-              C(gpu_link_speed) (an idle NVIDIA GPU lowers its link speed to save power; checked only under load) (severity
+              C(gpu_link_speed) (an idle NVIDIA GPU lowers its link speed to save power; checked only under load) and
+              C(max_read_request) (a MaxReadReq below 256 bytes, the firmware test suite's C(LowMaxReadReq) rule) (severity
               C(note)).
             - C(downtrained) (the PCI addresses with a downtrained link), C(config_unreadable) (those whose config space
               could not be read) and C(config_reason).

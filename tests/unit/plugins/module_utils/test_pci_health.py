@@ -186,6 +186,17 @@ def test_config_values_and_acs_as_root(host):
     assert facts['pcie']['config_reason'] == 'config space not readable'
 
 
+def test_a_low_max_read_request_is_a_note(host):
+    write_config(host, MLX5_0, endpoint_config(mrrs=128))
+    write_config(host, GPU0, endpoint_config(mrrs=256))
+    by = {(f['pci_address'], f['kind']): f for f in gather(host)['pcie']['findings']}
+    assert by[(MLX5_0, 'max_read_request')] == {
+        'pci_address': MLX5_0, 'device': 'mlx5_0', 'role': 'nic', 'kind': 'max_read_request', 'severity': 'note',
+        'message': '0000:04:00.0 (mlx5_0): MaxReadReq 128 bytes, below 256: each DMA read is split into 128-byte requests '
+                   '(set by the firmware or BIOS; the driver may raise it)'}
+    assert (GPU0, 'max_read_request') not in by
+
+
 def test_lab_shaped_node_has_no_problem(tmp_path):
     """The lab's devices (virtio, igb behind a QEMU root port, netdevsim) must not make the warn policy say anything: rxe on
     a virtio function without PCIe link files, an igb-like function whose link equals its maximum."""
