@@ -97,10 +97,18 @@ def test_the_sriov_phase_applies_the_templates_waits_for_the_match_and_prunes_a_
     crds = {c["metadata"]["name"] for c in kube.items("/apis/apiextensions.k8s.io/v1/customresourcedefinitions")}
     assert not {"nicclusterpolicies.mellanox.com", "nicconfigurationtemplates.configuration.net.nvidia.com"} & crds, sorted(crds)
 
-    rc, out = _site(inv, cluster, tmp_path, "operator,sriov")
+    # The firmware reboot is not waited for: the stand-in keeps it pending for 10 minutes (its state dir's
+    # standins-reboot-delay) while the role's wait returns on the match. Without the file, a loaded machine's first poll
+    # could already find the 2 s reboot over.
+    reboot_delay = cluster.state_dir / "standins-reboot-delay"
+    reboot_delay.write_text("600\n", encoding="utf-8")
+    try:
+        rc, out = _site(inv, cluster, tmp_path, "operator,sriov")
+    finally:
+        reboot_delay.unlink()
     assert rc == 0, out[-8000:]
     flat = " ".join(out.split())
-    assert "2/2 rail NICs listed by their NicConfigurationTemplate (2 PendingReboot)" in flat, out[-6000:]  # firmware: not waited for
+    assert "2/2 rail NICs listed by their NicConfigurationTemplate (2 PendingReboot)" in flat, out[-6000:]
     # before the node policies
     assert flat.index("TASK [gpufabric.roce.sriov_networks : Apply the NicConfigurationTemplates") < flat.index(
         "TASK [gpufabric.roce.sriov_networks : Apply the SriovNetworkNodePolicies"

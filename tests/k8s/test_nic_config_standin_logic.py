@@ -105,3 +105,14 @@ def test_set_condition_keeps_the_transition_time_while_the_status_holds():
     assert not nc.set_condition(conds, nc._cond("ConfigUpdateInProgress", "False", "UpdateSuccessful", "", "t2"))
     assert nc.set_condition(conds, nc._cond("ConfigUpdateInProgress", "True", "UpdateStarted", "", "t3"))
     assert next(c for c in conds if c["type"] == "ConfigUpdateInProgress")["lastTransitionTime"] == "t3"
+
+
+def test_a_test_widens_the_reboot_through_the_state_dir(tmp_path):
+    # test_nic_config_role.py must see the reboot pending to show that the role's wait does not wait for it.
+    standin = nc.NicConfigurationStandin(None, {}, "ns", apply_delay=2.0, state_dir=str(tmp_path))
+    assert standin._reboot_delay() == 2.0
+    (tmp_path / "standins-reboot-delay").write_text("600\n")
+    assert standin._reboot_delay() == 600.0
+    (tmp_path / "standins-reboot-delay").write_text("soon")
+    assert standin._reboot_delay() == 2.0
+    assert nc.NicConfigurationStandin(None, {}, "ns").reboot_delay_file is None

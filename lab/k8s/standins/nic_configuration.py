@@ -33,6 +33,7 @@ import copy
 import json
 import logging
 import time
+from pathlib import Path
 
 from . import _kube
 
@@ -178,14 +179,25 @@ class NicConfigurationStandin:
 
     name = "nic-configuration"
 
-    def __init__(self, kube, nodes, namespace, apply_delay=2.0):
+    def __init__(self, kube, nodes, namespace, apply_delay=2.0, state_dir=None):
         self.kube, self.nodes, self.namespace, self.apply_delay = kube, nodes, namespace, apply_delay
+        # A test that must see the reboot pending (the role's wait does not wait for it) widens it for one step, as the
+        # SR-IOV stand-in's sync delay is widened: the number of seconds in this file, while it exists.
+        self.reboot_delay_file = Path(state_dir) / "standins-reboot-delay" if state_dir else None
         self.firmware = {}  # device -> nvconfig in force (what a reboot applied)
         self.progress = {}  # device -> (spec json, phase, since)
         self.events = set()  # (device, message) already reported
 
     def _path(self, resource, name=None, sub=None):
         return _kube.path(GROUP, VERSION, resource, namespace=self.namespace, name=name, sub=sub)
+
+    def _reboot_delay(self):
+        if self.reboot_delay_file is not None:
+            try:
+                return float(self.reboot_delay_file.read_text(encoding="utf-8").strip())
+            except (OSError, ValueError):
+                pass
+        return self.apply_delay
 
     def tick(self, t):
         ncp = self.kube.get_or_none(NCP)
@@ -294,7 +306,7 @@ class NicConfigurationStandin:
         if phase == "UpdateStarted" and t - since >= self.apply_delay:
             self.progress[name] = (spec_json, "PendingReboot", t)
             self._set(dev, "True", "PendingReboot", "", now)
-        elif phase == "PendingReboot" and t - since >= self.apply_delay:
+        elif phase == "PendingReboot" and t - since >= self._reboot_delay():
             self.firmware[name] = wanted  # the node rebooted: the nvconfig is in force
             self.progress[name] = (spec_json, "Runtime", t)
         elif phase == "Runtime":
