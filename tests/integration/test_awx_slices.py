@@ -9,7 +9,7 @@ test's stand-in for SSH). Their PFs do not exist here, so vlan_gateway reads net
 fails each rail, and its failed result carries the arguments it was called with: what vlan_gateway
 would be asked to do on a real node, compared between runs.
 
-- A slice without the plan sees only its own nodes (node1 of inventories/example: routes [] ) and
+- A slice without the plan sees only its own nodes (node1 of inventories/example alone would get routes []) and
   must not remove a route: vlan_gateway is called with purge_routes=false (tests/unit: that keeps them).
 - A slice that reads the plan written by an unsliced planning job gives every node the same gateway
   arguments as the unsliced run, byte for byte, routes purged.
@@ -91,12 +91,11 @@ def rollout(tmp_path, inventory, slices):
     return reference, with_plan, without_plan, sliced_nodes
 
 
-@pytest.mark.parametrize("inventory,slices,rails", [
-    (os.path.join(REPO, "inventories", "example"), 2, 1),
-    (None, 3, 2),
-], ids=["example-2-slices", "10-nodes-2-rails-3-slices"])
-def test_slices_read_the_plan_and_never_remove_routes_without_it(tmp_path, inventory, slices, rails):
-    inventory = inventory or multirail_inventory(str(tmp_path / "inv"))
+# Ten nodes of two rails in three slices (uneven: 4, 3, 3). The one-rail example inventory's two-way slicing is proven on
+# real nodes by molecule lab (verify.yml: the sliced drift repair), so it is not run here again (36 s of make test).
+@pytest.mark.parametrize("slices,rails", [(3, 2)], ids=["10-nodes-2-rails-3-slices"])
+def test_slices_read_the_plan_and_never_remove_routes_without_it(tmp_path, slices, rails):
+    inventory = multirail_inventory(str(tmp_path / "inv"), rails=rails)
     reference, with_plan, without_plan, sliced_nodes = rollout(tmp_path, inventory, slices)
     nodes = sorted(reference)
     # Every node was in exactly one slice, and each slice saw only its own nodes.
