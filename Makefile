@@ -152,15 +152,34 @@ unit:
 	$(BIN)/python -m pytest -q tests/unit
 
 # Playbook-level tests on the controller: site.yml under ansible-runner (as AWX runs it), role renders.
+# Two workers, a file each at a time (--dist loadfile: a file's tests share their fixtures): beside the labs the serial
+# run used about 0.7 of a core, waiting on ansible-playbook's processes; with two workers 608 s -> 478 s there.
 integration: link
-	@echo "== integration tests (ansible-runner, render mode)"
-	$(BIN)/python -m pytest -q --durations=10 tests/integration
+	@echo "== integration tests (ansible-runner, render mode; two workers)"
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=10 tests/integration
 
 # The control-plane harness and stand-ins (lab/k8s) against a real kube-apiserver, kube-scheduler and helm,
 # with the real network-operator chart: binaries from KUBEBUILDER_ASSETS or ../shared/envtest.
+# In two pytest processes side by side: most of the stage is waiting (polls, the stand-ins' delays, helm --wait), so the
+# halves overlap their waits. Each half starts its own control planes and has its own --basetemp. The first half holds
+# the files that use the session control plane (test_standins.py stops it last) and test_secrets.py, to balance the
+# halves; the second, every other file (a new file goes there unless named here).
+K8S_FIRST_HALF := test_drain_host_network.py test_secrets.py test_shared_cluster.py test_standins.py test_teardown.py \
+  test_standin_logic.py test_nic_config_standin_logic.py
 k8s:
-	@echo "== k8s harness tests (real control plane, stand-ins, real chart)"
-	$(BIN)/python -m pytest -q --durations=10 tests/k8s
+	@echo "== k8s harness tests (real control plane, stand-ins, real chart; two halves side by side)"
+	mkdir -p $(STAGE_LOGS)
+	first="$(addprefix tests/k8s/,$(K8S_FIRST_HALF))"
+	rest=$$(for f in tests/k8s/test_*.py; do case " $$first " in *" $$f "*) ;; *) echo "$$f";; esac; done)
+	GPUFABRIC_K8S_HALF=1 $(BIN)/python -m pytest -q -p no:cacheprovider --durations=10 --basetemp=$(REPO)/.build/pytest-k8s-1 \
+	  $$first > $(STAGE_LOGS)/k8s-1.log 2>&1 & one=$$!
+	GPUFABRIC_K8S_HALF=2 $(BIN)/python -m pytest -q -p no:cacheprovider --durations=10 --basetemp=$(REPO)/.build/pytest-k8s-2 \
+	  $$rest > $(STAGE_LOGS)/k8s-2.log 2>&1 & two=$$!
+	rc1=0; wait $$one || rc1=$$?
+	rc2=0; wait $$two || rc2=$$?
+	echo "-- first half: $$first"; cat $(STAGE_LOGS)/k8s-1.log
+	echo "-- second half: $$(echo $$rest)"; cat $(STAGE_LOGS)/k8s-2.log
+	[ $$rc1 -eq 0 ] && [ $$rc2 -eq 0 ]
 
 molecule: molecule-k8s-render molecule-k8s molecule-lab molecule-lab-reboot
 

@@ -8,6 +8,7 @@ the message of controlplane.py saying what to provide. They never skip.
 """
 
 import json
+import os
 import subprocess
 import time
 
@@ -76,7 +77,9 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line("tests/k8s timings: " + ", ".join("%s=%s" % kv for kv in TIMINGS.items()))
         out = REPO / "tests" / "output"
         out.mkdir(exist_ok=True)
-        (out / "k8s-timings.json").write_text(json.dumps(TIMINGS, indent=2), encoding="utf-8")
+        # make k8s runs two halves side by side (GPUFABRIC_K8S_HALF): a file each.
+        half = os.environ.get("GPUFABRIC_K8S_HALF")
+        (out / ("k8s-timings%s.json" % ("-" + half if half else ""))).write_text(json.dumps(TIMINGS, indent=2), encoding="utf-8")
 
 
 def pytest_configure(config):
