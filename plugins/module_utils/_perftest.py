@@ -420,9 +420,11 @@ def add_link_percentage(metrics, link_speed_mbps, bidirectional=False):
 # the whole task
 # ---------------------------------------------------------------------------------------------
 
-def run(host, params, runner, *, check_mode=False, binary=None, timeout_bin=None):
+def run(host, params, runner, *, check_mode=False, binary=None, timeout_bin=None, pause_reader=None):
     """Validates, resolves the GID, runs perftest through ``runner(argv) -> (rc, stdout, stderr)``
     and returns ``(result, error_message)``; ``error_message`` is None on success.
+
+    ``pause_reader(netdev)`` (``_pause_stats.read``, on a live node) adds the port netdev's pause frames to the counters.
 
     Raises PerftestError for bad input (nothing has run then).
     """
@@ -481,11 +483,11 @@ def run(host, params, runner, *, check_mode=False, binary=None, timeout_bin=None
         return result, None
 
     port = params.get('ib_port') or 1
-    before = counters.read(sysfs_root, device, port)
+    before = counters.read(sysfs_root, device, port, pause_reader)
     output = runner(cmd)
     result, error = _finish(host, params, result, output)
     # Read after perftest exits: its QPs are gone, so nothing of this test is still on the way.
-    result['port_counters'] = counters.delta(before, counters.read(sysfs_root, device, port))
+    result['port_counters'] = counters.delta(before, counters.read(sysfs_root, device, port, pause_reader))
     flag = counters.flag_text(host, describe_side(params), result['port_counters']) if error is None else None
     result['counter_flags'] = [flag] if flag else []
     return result, error

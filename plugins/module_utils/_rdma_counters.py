@@ -10,7 +10,9 @@ before and after, and the deltas are classified:
 
 - ``problems``: counters that only move when packets are lost, reordered or retransmitted (``FLAGGED``); a pair that
   passes its thresholds with one of them moving is flagged;
-- ``congestion``: ECN marks and CNPs (mlx5 only), the evidence that DCQCN acted, reported, not judged.
+- ``congestion``: ECN marks and CNPs (mlx5 only), the evidence that DCQCN acted, reported, not judged;
+- ``pause``: the pause frames of the port's netdev (the PF; mlx5's ``rx_prio3_pause``, ``tx_prio3_pause``...), read with
+  ``_pause_stats`` when a reader is given (a live node): PFC at work on the lossless priority, reported, not judged.
 
 The deltas are the port's, not the pair's: in a round a node is the client of one pair and the server of another, on
 the same port, so both pairs' traffic is in them. The counter names are the kernels'; which are real-NIC-only is in
@@ -34,6 +36,7 @@ FLAGGED = frozenset((
     'completer_retry_err', 'send_err', 'link_downed', 'port_rcv_errors', 'port_xmit_discards', 'symbol_error',
 ))
 CONGESTION = frozenset(('np_ecn_marked_roce_packets', 'np_cnp_sent', 'rp_cnp_handled', 'rp_cnp_ignored'))
+PAUSE_PREFIX = 'pause.'
 
 
 def port_counters(fs, dev, port):
@@ -52,14 +55,20 @@ def port_counters(fs, dev, port):
     return result
 
 
-def read(sysfs_root, device, port):
-    """``{name: value}`` of the port's counters (both sets), or None when the device has no such port (nothing to compare)."""
+def read(sysfs_root, device, port, pause_reader=None):
+    """``{name: value}`` of the port's counters (both sets), or None when the device has no such port (nothing to compare).
+    With ``pause_reader(netdev) -> {counters, error}`` (``_pause_stats.read``) also the pause counters of the port's netdev
+    (GID 0's, the PF's), as ``pause.<name>``."""
     fs = Sysfs(sysfs_root)
-    if not device or not fs.exists('class/infiniband/%s/ports/%s' % (device, port)):
+    base = 'class/infiniband/%s/ports/%s' % (device, port)
+    if not device or not fs.exists(base):
         return None
     values = {}
     for which in SETS:
         values.update(port_counters(fs, device, port)[which])
+    netdev = fs.read(base + '/gid_attrs/ndevs/0') if pause_reader else None
+    if netdev:
+        values.update((PAUSE_PREFIX + name, value) for name, value in (pause_reader(netdev).get('counters') or {}).items())
     return values
 
 
@@ -72,6 +81,7 @@ def delta(before, after):
         'counters': moved,
         'problems': {k: v for k, v in moved.items() if k in FLAGGED and v > 0},
         'congestion': {k: v for k, v in moved.items() if k in CONGESTION},
+        'pause': {k[len(PAUSE_PREFIX):]: v for k, v in moved.items() if k.startswith(PAUSE_PREFIX)},
     }
 
 

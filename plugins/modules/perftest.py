@@ -387,11 +387,14 @@ port_counters:
   description:
     - What the RDMA port's counters (C(hw_counters/) and C(counters/)) moved during the test - C(counters) (every one that
       moved), C(problems) (those that move only on loss, reordering or retransmission), C(congestion) (ECN marks and
-      CNPs, ConnectX only). The port's, not the pair's - another pair on the same port is in them too.
+      CNPs, ConnectX only), C(pause) (the pause frames of the port's netdev, the PF - C(rx_prio3_pause)...; mlx5 only,
+      empty on drivers without them; read with the C(SIOCETHTOOL) statistics ioctl on a live node). The port's, not the
+      pair's - another pair on the same port is in them too.
     - V(null) when the device or port was not found.
   returned: always
   type: dict
-  sample: {counters: {sent_pkts: 16384, rcvd_pkts: 16390, out_of_seq_request: 3}, problems: {out_of_seq_request: 3}, congestion: {}}
+  sample: {counters: {sent_pkts: 16384, rcvd_pkts: 16390, out_of_seq_request: 3}, problems: {out_of_seq_request: 3}, congestion: {},
+           pause: {}}
 counter_flags:
   description: A line for a test that passed its thresholds while the port's problem counters moved (a lucky pass).
   returned: always
@@ -466,6 +469,7 @@ stderr:
 import platform
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gpufabric.roce.plugins.module_utils import _pause_stats
 from ansible_collections.gpufabric.roce.plugins.module_utils._perftest import TESTS, PerftestError, run
 
 
@@ -515,8 +519,10 @@ def main():
         return module.run_command(cmd)
 
     try:
+        # The pause counters come from the running kernel (an ioctl), so only where sysfs is the kernel's own.
         result, error = run(host, params, runner, check_mode=module.check_mode, binary=binary,
-                            timeout_bin=timeout_bin or 'timeout')
+                            timeout_bin=timeout_bin or 'timeout',
+                            pause_reader=_pause_stats.read if (params.get('sysfs_root') or '/sys') == '/sys' else None)
     except PerftestError as exc:
         module.fail_json(msg=str(exc), field=exc.field, value=exc.value)
     for warning in result['perftest_warnings']:

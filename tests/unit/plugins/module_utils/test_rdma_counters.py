@@ -26,7 +26,7 @@ def test_rxe_layout_deltas_and_problems(tmp_path):
     _tree(root, 'rxe0', {'sent_pkts': 5010, 'rcvd_pkts': 5020, 'out_of_seq_request': 3, 'duplicate_request': 0})
     d = counters.delta(before, counters.read(root, 'rxe0', 1))
     assert d == {'counters': {'out_of_seq_request': 3, 'rcvd_pkts': 5008, 'sent_pkts': 5000},
-                 'problems': {'out_of_seq_request': 3}, 'congestion': {}}
+                 'problems': {'out_of_seq_request': 3}, 'congestion': {}, 'pause': {}}
     assert 'out_of_seq_request +3' in counters.flag_text('node1', 'client', d)
 
 
@@ -40,6 +40,30 @@ def test_mlx5_layout_both_sets_and_congestion(tmp_path):
     d = counters.delta(before, counters.read(root, 'mlx5_0', 1))
     assert d['problems'] == {} and d['congestion'] == {'np_cnp_sent': 40, 'np_ecn_marked_roce_packets': 41}
     assert counters.flag_text('n', 'client', d) is None
+
+
+def test_the_pfs_pause_frames_around_the_test(tmp_path):
+    # mlx5's per-priority pause counters of the port's netdev (GID 0's), from the reader (the SIOCETHTOOL ioctl on a node)
+    root = str(tmp_path)
+    _tree(root, 'mlx5_0', {'out_of_sequence': 0})
+    ndevs = os.path.join(root, 'class', 'infiniband', 'mlx5_0', 'ports', '1', 'gid_attrs', 'ndevs')
+    os.makedirs(ndevs)
+    with open(os.path.join(ndevs, '0'), 'w') as f:
+        f.write('ens1f0np0\n')
+    frames = iter([{'rx_prio3_pause': 10, 'tx_prio3_pause': 4, 'rx_pause_ctrl_phy': 0},
+                   {'rx_prio3_pause': 25, 'tx_prio3_pause': 4, 'rx_pause_ctrl_phy': 0}])
+    asked = []
+
+    def reader(netdev):
+        asked.append(netdev)
+        return {'counters': next(frames), 'error': None}
+
+    before = counters.read(root, 'mlx5_0', 1, reader)
+    d = counters.delta(before, counters.read(root, 'mlx5_0', 1, reader))
+    assert asked == ['ens1f0np0', 'ens1f0np0']
+    assert d['pause'] == {'rx_prio3_pause': 15} and d['problems'] == {} and counters.flag_text('n', 'client', d) is None
+    # a driver without pause counters (virtio, rxe) or a failed read: nothing added
+    assert counters.read(root, 'mlx5_0', 1, lambda netdev: {'counters': None, 'error': 'no pyroute2'}) == {'out_of_sequence': 0}
 
 
 def test_no_device_no_comparison(tmp_path):
