@@ -35,7 +35,7 @@ import logging
 import time
 from pathlib import Path
 
-from . import _kube
+from . import _delays, _kube
 
 LOG = logging.getLogger("standins.nic_configuration")
 GROUP, VERSION = "configuration.net.nvidia.com", "v1alpha1"
@@ -192,12 +192,7 @@ class NicConfigurationStandin:
         return _kube.path(GROUP, VERSION, resource, namespace=self.namespace, name=name, sub=sub)
 
     def _reboot_delay(self):
-        if self.reboot_delay_file is not None:
-            try:
-                return float(self.reboot_delay_file.read_text(encoding="utf-8").strip())
-            except (OSError, ValueError):
-                pass
-        return self.apply_delay
+        return _delays.seconds(self.reboot_delay_file, self.apply_delay)
 
     def tick(self, t):
         ncp = self.kube.get_or_none(NCP)

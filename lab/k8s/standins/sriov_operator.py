@@ -28,7 +28,7 @@ import json
 import logging
 from pathlib import Path
 
-from . import _kube, sriov_policy
+from . import _delays, _kube, sriov_policy
 
 LOG = logging.getLogger("standins.sriov")
 SYNC_ERROR_ANNOTATION = "standin.gpufabric.roce/sync-error"
@@ -65,12 +65,7 @@ class SriovStandin:
         return _kube.path(GROUP, VERSION, resource, namespace=self.namespace, name=name, sub=sub)
 
     def _current_sync_delay(self):
-        if self.delay_file is not None:
-            try:
-                return float(self.delay_file.read_text(encoding="utf-8").strip())
-            except (OSError, ValueError):
-                pass
-        return self.sync_delay
+        return _delays.seconds(self.delay_file, self.sync_delay)
 
     # ---- operator -------------------------------------------------------------------------
     def _operator(self, config, t, note):
