@@ -72,8 +72,8 @@ def build(args, kube, nodes):
         "sriov": lambda: sriov_operator.SriovStandin(
             kube, nodes, args.namespace, args.resource_prefix, sync_delay=args.sync_delay, apply_delay=args.apply_delay, state_dir=args.state_dir),
         "sriov-networks": lambda: sriov_cni.SriovNetworkStandin(kube, args.namespace, args.resource_prefix),
-        "nic-configuration": lambda: nic_configuration.NicConfigurationStandin(kube, nodes, args.namespace, apply_delay=args.apply_delay,
-                                                                              state_dir=args.state_dir),
+        "nic-configuration": lambda: nic_configuration.NicConfigurationStandin(
+            kube, nodes, args.namespace, apply_delay=args.apply_delay, state_dir=args.state_dir),
     }
     return [made[name]() for name in COMPONENTS if name in wanted]
 
