@@ -23,7 +23,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_nv_ipam import pool_name, pool_resource_name
 from ansible_collections.gpufabric.roce.plugins.module_utils._qos import effective_qos
-from ansible_collections.gpufabric.roce.plugins.module_utils._rails import node_network_name, node_resource_name
+from ansible_collections.gpufabric.roce.plugins.module_utils._rails import ROCE_DEFAULTS, node_network_name, node_resource_name
 from ansible_collections.gpufabric.roce.plugins.module_utils._rails import node_rails as _node_rails
 from ansible_collections.gpufabric.roce.plugins.module_utils._rails import rail_network_name, rail_resource_name
 
@@ -41,7 +41,7 @@ _READ = ('roce_rails', 'roce_rail_overrides', 'roce_node_index', 'roce_num_vfs',
 
 def _rails(node_vars, position, who):
     hv = {k: _plain(node_vars.get(k)) for k in _READ}
-    rails, problems = _node_rails(hv, int(position or 0), {'roce_num_vfs': 8, 'roce_mtu': 9000, 'roce_vlan_id': 100})
+    rails, problems = _node_rails(hv, int(position or 0), ROCE_DEFAULTS)
     if problems:
         field, value, problem, fix = problems[0]
         raise AnsibleFilterError('%s: %s=%r: %s. Fix: %s' % (who, field, value, problem, fix))

@@ -29,6 +29,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov_network 
     whereabouts_ipam,
 )
 from ansible_collections.gpufabric.roce.plugins.module_utils._rails import (
+    ROCE_DEFAULTS,
     is_multirail,
     node_network_name,
     node_rails,
@@ -75,9 +76,7 @@ VF_MODES = ("operator", "host")
 # Built-in fallbacks. The roles pass their own defaults (defaults/main.yml) on top of these,
 # and each node's hostvars override both. Keys are the inventory variable names.
 SRIOV_BUILTIN_DEFAULTS = {
-    "roce_num_vfs": 8,
-    "roce_mtu": 9000,
-    "roce_vlan_id": 100,
+    **ROCE_DEFAULTS,
     "roce_vf_mode": "operator",
     "sriov_networks_namespace": "nvidia-network-operator",
     "sriov_networks_resource_prefix": "nvidia.com",

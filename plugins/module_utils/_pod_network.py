@@ -22,11 +22,8 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._common import (
     pod_subnet_problem,
 )
 from ansible_collections.gpufabric.roce.plugins.module_utils._qos import QosCache
-from ansible_collections.gpufabric.roce.plugins.module_utils._rails import node_rails, rail_field, rail_names_problems, shorthand_vars
+from ansible_collections.gpufabric.roce.plugins.module_utils._rails import ROCE_DEFAULTS, node_rails, rail_field, rail_names_problems, shorthand_vars
 
-DEFAULT_VLAN_ID = 100
-DEFAULT_MTU = 9000
-DEFAULT_NUM_VFS = 8
 FABRIC_KIND = 'vlan_gateway_fabric'
 PF_NAME_FIX = ('set %s to the PF netdev name as `ip link` shows it: at most 15 characters of letters, digits, "_", "." and "-", '
                'not starting with "-" or ".", e.g. enp157s0np0')
@@ -79,14 +76,14 @@ def node_fabric(hostvars, host, subnet_fix=SUBNET_FIX):
     sriov_pf = _get(hostvars, host, 'roce_sriov_pf')
     if sriov_pf not in (None, ''):
         check_ifname(host, 'roce_sriov_pf', sriov_pf, PF_NAME_FIX % 'roce_sriov_pf' + ' (or leave it unset: it defaults to roce_pf)')
-    raw_vlan = _get(hostvars, host, 'roce_vlan_id', DEFAULT_VLAN_ID)
+    raw_vlan = _get(hostvars, host, 'roce_vlan_id', ROCE_DEFAULTS['roce_vlan_id'])
     try:
         vlan_id = int(raw_vlan)
     except (TypeError, ValueError):
         vlan_id = -1
     if not 1 <= vlan_id <= 4094:
         raise GpufabricError(host, 'roce_vlan_id', raw_vlan, 'is not a VLAN id in 1..4094', 'set roce_vlan_id to 1..4094 (default 100)')
-    raw_mtu = _get(hostvars, host, 'roce_mtu', DEFAULT_MTU)
+    raw_mtu = _get(hostvars, host, 'roce_mtu', ROCE_DEFAULTS['roce_mtu'])
     try:
         mtu = int(raw_mtu)
     except (TypeError, ValueError):
@@ -182,7 +179,7 @@ def node_rail_fabric(hostvars, host, position, qos_cache=None):
     if not _get(hostvars, host, 'roce_rails'):
         return None, []  # the common one-rail node: one read, not six
     hv = {k: _get(hostvars, host, k) for k in _RAIL_VARS}
-    rails, problems = node_rails(hv, position, {'roce_vlan_id': DEFAULT_VLAN_ID, 'roce_mtu': DEFAULT_MTU, 'roce_num_vfs': DEFAULT_NUM_VFS})
+    rails, problems = node_rails(hv, position, ROCE_DEFAULTS)
     if rails is None:
         return None, []
     errors = [GpufabricError(host, field, value, problem, fix) for field, value, problem, fix in problems]

@@ -41,6 +41,9 @@ OVERRIDE_KEYS = ('pf', 'vlan', 'subnet', 'gateway', 'num_vfs', 'mtu', 'resource_
                  'vfs', 'qos', 'nic_type', 'pci_address')
 RAIL_NAME_RE = re.compile(r'[a-z0-9]([a-z0-9-]{0,13}[a-z0-9])?')
 DEFAULT_SUBNET_PREFIX = 24
+# The node variables every phase falls back to when the inventory leaves them out: one copy, read by the
+# gateway planner, the SR-IOV renderer and the rails filter (the roles' `| default()`s in YAML name the same values).
+ROCE_DEFAULTS = {'roce_num_vfs': 8, 'roce_mtu': 9000, 'roce_vlan_id': 100}
 
 # What a rail's keys are called in the one-rail variables: the renderers' checks blame these,
 # and rail_field() maps them back to the rail's own key for the message.
