@@ -42,7 +42,8 @@ OVERRIDE_KEYS = ('pf', 'vlan', 'subnet', 'gateway', 'num_vfs', 'mtu', 'resource_
 RAIL_NAME_RE = re.compile(r'[a-z0-9]([a-z0-9-]{0,13}[a-z0-9])?')
 DEFAULT_SUBNET_PREFIX = 24
 # The node variables every phase falls back to when the inventory leaves them out: one copy, read by the
-# gateway planner, the SR-IOV renderer and the rails filter (the roles' `| default()`s in YAML name the same values).
+# gateway planner, the SR-IOV renderer and the rails filter. The roles' defaults in YAML (`roce_mtu | default(9000)`)
+# still name the same values, since the role-argument errors quote those templates to the user (_role_args.fix_text).
 ROCE_DEFAULTS = {'roce_num_vfs': 8, 'roce_mtu': 9000, 'roce_vlan_id': 100}
 
 # What a rail's keys are called in the one-rail variables: the renderers' checks blame these,
