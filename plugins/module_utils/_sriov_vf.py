@@ -12,11 +12,6 @@ import errno
 import os
 import re
 
-try:
-    from pyroute2.netlink.rtnl.ifinfmsg import ifinfmsg as _ifinfmsg
-except ImportError:  # the module reports missing pyroute2 with missing_required_lib
-    _ifinfmsg = None
-
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import (
     GpufabricError,
     Sysfs,
@@ -41,6 +36,16 @@ MAC_RE = re.compile(r'^[0-9a-f]{2}(:[0-9a-f]{2}){5}$')
 PF_FIX = ('give the PF netdev name (roce_sriov_pf), at most 15 characters of letters, digits, "_", "." and "-" '
           'not starting with "-" or ".", e.g. enp157s0np0')
 U32_MAX = 0xFFFFFFFF
+
+
+def _fix_vlan_info():
+    # Imported here, not at the top: the controller's filters import this file for VF_OPTIONS (the rail model), and
+    # pyroute2's package imports all of its ~340 modules, in every forked worker that loads such a filter.
+    try:
+        from pyroute2.netlink.rtnl.ifinfmsg import ifinfmsg  # noqa: PLC0415 - see above
+    except ImportError:  # the module reports missing pyroute2 with missing_required_lib
+        return
+    fix_pyroute2_vlan_info(ifinfmsg.vflist.vfinfo.vf_vlist.ivvi)
 
 
 # --- reading -----------------------------------------------------------------
@@ -499,8 +504,8 @@ def run(host, params, ipr, check_mode, *, fs=None, persist_fn=None):
             current_vfs = dump_vfs(ipr, index) if final else {}
             planned = vf_changes(current_vfs, desired, recreated=False)
         requests = build_vf_requests(planned)
-        if _ifinfmsg is not None and any(isinstance(r.get('vlan'), list) for r in requests):
-            fix_pyroute2_vlan_info(_ifinfmsg.vflist.vfinfo.vf_vlist.ivvi)
+        if any(isinstance(r.get('vlan'), list) for r in requests):
+            _fix_vlan_info()
         if requests:
             try:
                 ipr.link('set', index=index, vf=requests)
