@@ -82,7 +82,8 @@ def node_fabric(hostvars, host, subnet_fix=SUBNET_FIX):
     except (TypeError, ValueError):
         vlan_id = -1
     if not 1 <= vlan_id <= 4094:
-        raise GpufabricError(host, 'roce_vlan_id', raw_vlan, 'is not a VLAN id in 1..4094', 'set roce_vlan_id to 1..4094 (default 100)')
+        raise GpufabricError(host, 'roce_vlan_id', raw_vlan, 'is not a VLAN id in 1..4094',
+                             'set roce_vlan_id to 1..4094 (default %d)' % ROCE_DEFAULTS['roce_vlan_id'])
     raw_mtu = _get(hostvars, host, 'roce_mtu', ROCE_DEFAULTS['roce_mtu'])
     try:
         mtu = int(raw_mtu)
