@@ -17,9 +17,20 @@ export PATH := $(BIN):$(PATH)
 export ANSIBLE_CONFIG := $(REPO)/ansible.cfg
 export ANSIBLE_COLLECTIONS_PATH := $(REPO)/.build/collections
 export GPUFABRIC_LAB_DIR := $(REPO)/lab
-# Empty when ../shared/crds is absent: the schema tests then download the pinned upstream CRDs
+# The shared test data (envtest, charts, CRDs): ../shared beside this checkout, or, for a clone made
+# elsewhere (git clone <checkout> "$$(mktemp -d)"), ../shared beside the checkout it was cloned from.
+__ORIGIN := $(patsubst file://%,%,$(shell git -C $(REPO) remote get-url origin 2>/dev/null))
+ifeq ($(origin GPUFABRIC_SHARED_DIR),undefined)
+GPUFABRIC_SHARED_DIR := $(firstword $(wildcard $(abspath $(REPO)/../shared) \
+	$(if $(filter /%,$(__ORIGIN)),$(abspath $(__ORIGIN)/../shared))))
+endif
+export GPUFABRIC_SHARED_DIR
+# Empty when there is no shared/crds: the schema tests then download the pinned upstream CRDs
 # (tests/crds/fetch_upstream_crds.py, sha256-checked) into .cache/crds.
-export GPUFABRIC_CRDS_DIR ?= $(wildcard $(abspath $(REPO)/../shared/crds))
+ifeq ($(origin GPUFABRIC_CRDS_DIR),undefined)
+GPUFABRIC_CRDS_DIR := $(if $(GPUFABRIC_SHARED_DIR),$(wildcard $(GPUFABRIC_SHARED_DIR)/crds))
+endif
+export GPUFABRIC_CRDS_DIR
 # molecule/ansible-compat must not try Galaxy: everything comes from the venv and this checkout.
 export ANSIBLE_GALAXY_SERVER_LIST :=
 export MOLECULE_NO_LOG := false
