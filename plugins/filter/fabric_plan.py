@@ -30,9 +30,12 @@ def fabric_plan_read(data, run_hosts, source='roce_plan'):
         raise AnsibleFilterError(str(exc)) from exc
 
 
-def fabric_plan_node(data, host):
+def fabric_plan_node(data, host, routes_apart=False):
     try:
-        return fp.node_slice(data, host)
+        return fp.node_slice(data, host, routes_apart=bool(routes_apart))
+    except ValueError as exc:
+        raise AnsibleFilterError('fabric_plan_node: the plan given as text is not JSON (%s); give the plan itself or the '
+                                 'text fabric_plan_json wrote' % exc) from exc
     except GpufabricError as exc:
         raise AnsibleFilterError(str(exc)) from exc
 

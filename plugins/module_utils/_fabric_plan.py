@@ -113,10 +113,24 @@ def check_plan(data, run_hosts, source='roce_plan'):
     return data
 
 
-def node_slice(data, host):
+def node_slice(data, host, routes_apart=False):
     """What ``host``'s host phases read: its gateways (one per rail, with their routes and VF settings) and
     whether its gateways may remove routes they do not list. A bare ``fabric_table`` (the role's input before
-    plans existed) is read as complete, as it was then."""
+    plans existed) is read as complete, as it was then.
+
+    ``data`` may also be the plan's JSON text (``dumps``). Under ansible-core 2.19 a plan held as a variable
+    reaches a filter as lazy template containers, which wrap and check every nested value on access: at 1,000
+    nodes x 8 rails that cost about a thousand times the derivation, per node. Text passes through as one value.
+
+    ``routes_apart``: the rails without their routes, and the routes as ``routes`` (gateway name -> routes).
+    Each rail's routes are O(fleet); a task that loops over the rails for their VFs or QoS would otherwise carry
+    them in every loop item and every registered result."""
+    if isinstance(data, str):
+        data = json.loads(data) if data.strip() else {}
     if is_plan(data):
-        return {'rails': gateway_args_list(data['fabric'], host), 'purge_routes': bool(data['complete'])}
-    return {'rails': gateway_args_list(data, host), 'purge_routes': True}
+        out = {'rails': gateway_args_list(data['fabric'], host), 'purge_routes': bool(data['complete'])}
+    else:
+        out = {'rails': gateway_args_list(data, host), 'purge_routes': True}
+    if routes_apart:
+        out['routes'] = {r['name']: r.pop('routes') for r in out['rails']}
+    return out

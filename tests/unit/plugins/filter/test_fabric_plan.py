@@ -40,6 +40,31 @@ def test_a_slice_of_the_written_plan_equals_the_unsliced_plan_byte_for_byte(hv):
         assert node["purge_routes"] is True
 
 
+@pytest.mark.parametrize("hv", [fleet(5), one_rail(5)], ids=["two-rails", "one-rail"])
+def test_the_plan_as_text_with_routes_apart_gives_the_same_gateways(hv):
+    # What site.yml hands phase 2: the plan's JSON text, each node's routes apart from its rails.
+    plan = F["fabric_plan"](hv, list(hv))
+    text = F["fabric_plan_json"](plan)
+    assert isinstance(text, str)
+    for host in hv:
+        whole = F["fabric_plan_node"](plan, host)
+        apart = F["fabric_plan_node"](text, host, routes_apart=True)
+        assert apart["purge_routes"] is whole["purge_routes"] is True
+        assert [r["name"] for r in apart["rails"]] == [r["name"] for r in whole["rails"]]
+        assert all("routes" not in r for r in apart["rails"])
+        rejoined = [dict(r, routes=apart["routes"][r["name"]]) for r in apart["rails"]]
+        assert json.dumps(rejoined, sort_keys=True) == json.dumps(whole["rails"], sort_keys=True)
+        # The routes are the other nodes' subnets of the rail: none lost in the split.
+        assert sum(len(v) for v in apart["routes"].values()) == (len(hv) - 1) * len(whole["rails"])
+
+
+def test_plan_text_that_is_not_json_is_refused_without_quoting_it():
+    with pytest.raises(AnsibleFilterError) as err:
+        F["fabric_plan_node"]('{"kind": "gpufabric.roce/fabric-plan", "secret": "hunter2"', "n0")
+    msg = str(err.value)
+    assert "not JSON" in msg and "fabric_plan_json" in msg and "hunter2" not in msg
+
+
 def test_order_survives_a_store_that_reorders_mappings():
     hv = one_rail(4)
     plan = F["fabric_plan"](hv, list(hv))
