@@ -27,6 +27,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type  # noqa: UP001
 
+import copy
 import hashlib
 import json
 
@@ -113,6 +114,20 @@ def check_plan(data, run_hosts, source='roce_plan'):
     return data
 
 
+# The last plan text parsed in this process and its parse. The gateway task's loop items (one per rail) are templated
+# in one worker process, each reading the same text: parsed once, not once per rail. One entry: a worker serves one
+# host and one task. The parse is only read (node_slice builds new dicts from it).
+_LAST_PARSE = [None, None]
+
+
+def _parsed(text):
+    if _LAST_PARSE[0] is not None and _LAST_PARSE[0] == text:
+        return _LAST_PARSE[1]
+    data = json.loads(text) if text.strip() else {}
+    _LAST_PARSE[:] = ['%s' % text, data]
+    return data
+
+
 def node_slice(data, host, routes_apart=False):
     """What ``host``'s host phases read: its gateways (one per rail, with their routes and VF settings) and
     whether its gateways may remove routes they do not list. A bare ``fabric_table`` (the role's input before
@@ -125,12 +140,17 @@ def node_slice(data, host, routes_apart=False):
     ``routes_apart``: the rails without their routes, and the routes as ``routes`` (gateway name -> routes).
     Each rail's routes are O(fleet); a task that loops over the rails for their VFs or QoS would otherwise carry
     them in every loop item and every registered result."""
-    if isinstance(data, str):
-        data = json.loads(data) if data.strip() else {}
+    cached = isinstance(data, str)
+    if cached:
+        data = _parsed(data)
     if is_plan(data):
         out = {'rails': gateway_args_list(data['fabric'], host), 'purge_routes': bool(data['complete'])}
     else:
         out = {'rails': gateway_args_list(data, host), 'purge_routes': True}
+    if cached:
+        # A rail's VF settings and QoS profile are the parse's own objects: the caller gets copies, the cache stays intact.
+        for r in out['rails']:
+            r.update({k: copy.deepcopy(r[k]) for k in ('vfs', 'qos') if k in r})
     if routes_apart:
         out['routes'] = {r['name']: r.pop('routes') for r in out['rails']}
     return out

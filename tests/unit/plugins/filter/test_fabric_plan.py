@@ -117,3 +117,17 @@ def test_roce_inventory_complete_must_be_a_boolean():
     with pytest.raises(AnsibleFilterError) as err:
         F["fabric_plan"](one_rail(2), complete="maybe")
     assert 'roce_inventory_complete="maybe": is not a boolean' in str(err.value)
+
+
+def test_a_slice_read_from_text_cannot_change_the_next_slice():
+    # The text's parse is kept for the next rail of the same task; what a caller does to its slice must not reach it.
+    hv = fleet(3)
+    for host in hv:
+        hv[host]["roce_rail_overrides"] = {"rail0": {"vfs": [{"id": 0, "trust": True}]}}
+    text = F["fabric_plan_json"](F["fabric_plan"](hv, list(hv)))
+    first = F["fabric_plan_node"](text, "gpu01", routes_apart=True)
+    first["rails"][0]["vfs"].append({"id": 7})
+    first["routes"]["enp12s0np0.101"].clear()
+    again = F["fabric_plan_node"](text, "gpu01", routes_apart=True)
+    assert again["rails"][0]["vfs"] == [v for v in first["rails"][0]["vfs"] if v != {"id": 7}]
+    assert len(again["routes"]["enp12s0np0.101"]) == 2
