@@ -7,6 +7,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type  # noqa: UP001
 
+import json
+
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufabric.roce.plugins.filter.pod_network import _view
@@ -33,7 +35,7 @@ def fabric_plan_read(data, run_hosts, source='roce_plan'):
 def fabric_plan_node(data, host, routes_apart=False):
     try:
         return fp.node_slice(data, host, routes_apart=bool(routes_apart))
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise AnsibleFilterError('fabric_plan_node: the plan given as text is not JSON (%s); give the plan itself or the '
                                  'text fabric_plan_json wrote' % exc) from exc
     except GpufabricError as exc:
