@@ -24,6 +24,8 @@ REPO = os.path.realpath(os.path.join(os.path.dirname(os.path.realpath(__file__))
 sys.path.insert(0, os.path.join(REPO, ".build", "collections"))
 
 from ansible_collections.gpufabric.roce.plugins.module_utils import _impact as im  # noqa: E402
+from ansible_collections.gpufabric.roce.plugins.module_utils import _route_ranges as rr  # noqa: E402
+from ansible_collections.gpufabric.roce.plugins.module_utils import _vlan_gateway as vg  # noqa: E402
 
 HOSTNAME = "kubernetes.io/hostname"
 ROUTES_PER_GATEWAY = 8  # a sample: the real count is the number of other nodes of the rail
@@ -35,9 +37,11 @@ def host_results(i, rails):
     gws = []
     for r in range(rails):
         routes = [{"dst": "10.%d.%d.0/26" % (r, k), "via": "10.%d.%d.1" % (r, k), "metric": 0, "onlink": True} for k in range(ROUTES_PER_GATEWAY)]
+        # Shaped by the module's own functions: the diff's routes in range form, and the changes it reports.
         gws.append({"changed": True, "interface": "pf%d.%d" % (r, 100 + r), "diff": {
-            "before": {"present": True, "mtu": 9000, "addresses": ["10.%d.255.1/26" % r], "routes": routes[:-1]},
-            "after": {"present": True, "mtu": 9000, "addresses": ["10.%d.255.1/26" % r], "routes": routes[1:]}}})
+            "before": {"present": True, "mtu": 9000, "addresses": ["10.%d.255.1/26" % r], "routes": rr.compress(routes[:-1])},
+            "after": {"present": True, "mtu": 9000, "addresses": ["10.%d.255.1/26" % r], "routes": rr.compress(routes[1:])}},
+            "route_changes": vg.route_changes(routes[:-1], routes[1:])})
     return [{"results": vf}], [{"results": gws}]
 
 

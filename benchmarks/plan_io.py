@@ -4,7 +4,8 @@
 """The fabric plan's own cost, in-process (no Ansible around it): for N nodes x R rails, the time to validate
 the fabric and build the plan, write it as JSON (what roce_plan_out writes), read it back and check it against
 the run's nodes (what roce_plan does), the size of the file, the peak memory of this process, and the time of
-one node's slice (its gateways and routes), averaged over a sample of nodes.
+one node's slice (its gateways and routes), averaged over a sample of nodes; and, side by side, the slice as the
+host phase takes it (from the plan's text, routes apart) with its routes plain and in range form, with their size.
 
     .venv/bin/python benchmarks/plan_io.py --nodes 1000,10000 --rails 8
 
@@ -70,12 +71,20 @@ def measure(nodes, rails, sample):
     picked = names[::step][:sample]
     slices, t_slices = timed(lambda: [fp.node_slice(read_plan, h) for h in picked])
     routes = sum(len(r["routes"]) for r in slices[0]["rails"])
+    # Side by side: the slice as the host phase takes it, from the plan's text with the routes apart, plain and in
+    # range form (what vlan_gateway is given, and what its diff and registered result hold on the controller).
+    text = fp.dumps(read_plan)
+    apart, t_apart = timed(lambda: [fp.node_slice(text, h, routes_apart=True) for h in picked])
+    ranged, t_ranged = timed(lambda: [fp.node_slice(text, h, routes_apart=True, route_ranges=True) for h in picked])
     size = os.path.getsize(path)
     os.remove(path)
     cpu = [round(c, 2) for c in CPU]
     return {"cpu": cpu, "nodes": nodes, "rails": rails, "plan_s": round(t_plan, 2), "write_s": round(t_write, 2), "read_s": round(t_read, 2),
             "bytes": size, "node_slice_ms": round(1000 * t_slices / len(picked), 1), "routes_per_node": routes,
-            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1), "load": round(load, 1)}
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1), "load": round(load, 1),
+            "apart_ms": round(1000 * t_apart / len(picked), 1), "apart_bytes": len(json.dumps(apart[0]["routes"])),
+            "ranged_ms": round(1000 * t_ranged / len(picked), 1), "ranged_bytes": len(json.dumps(ranged[0]["routes"])),
+            "ranged_entries": sum(len(v) for v in ranged[0]["routes"].values())}
 
 
 def main():
@@ -87,12 +96,20 @@ def main():
     print("Wall seconds (CPU seconds of this process in brackets).\n")
     print("| nodes x rails | validate + build plan | write JSON | read + check | plan size | one node's slice | routes per node | peak RSS | load |")
     print("|---|---|---|---|---|---|---|---|---|")
+    rows = []
     for n in (int(x) for x in args.nodes.split(",")):
         r = measure(n, args.rails, args.sample)
         c = r["cpu"]
         print("| %d x %d | %.2f s (%.2f) | %.2f s (%.2f) | %.2f s (%.2f) | %.1f MB | %.1f ms (%.1f) | %d | %.0f MB | %.1f |" % (
             r["nodes"], r["rails"], r["plan_s"], c[0], r["write_s"], c[1], r["read_s"], c[2], r["bytes"] / 1e6, r["node_slice_ms"],
             1000 * c[3] / min(args.sample, r["nodes"]), r["routes_per_node"], r["peak_rss_mb"], r["load"]), flush=True)
+        rows.append(r)
+    print("\nOne node's routes as the gateway task passes them (from the plan's text, routes apart from the rails):\n")
+    print("| nodes x rails | plain: time | plain: JSON | range form: time | range form: JSON | range entries |")
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        print("| %d x %d | %.1f ms | %.0f kB | %.1f ms | %.1f kB | %d |" % (r["nodes"], r["rails"], r["apart_ms"], r["apart_bytes"] / 1e3,
+                                                                  r["ranged_ms"], r["ranged_bytes"] / 1e3, r["ranged_entries"]), flush=True)
     return 0
 
 

@@ -32,9 +32,9 @@ def fabric_plan_read(data, run_hosts, source='roce_plan'):
         raise AnsibleFilterError(str(exc)) from exc
 
 
-def fabric_plan_node(data, host, routes_apart=False):
+def fabric_plan_node(data, host, routes_apart=False, route_ranges=False):
     try:
-        return fp.node_slice(data, host, routes_apart=bool(routes_apart))
+        return fp.node_slice(data, host, routes_apart=bool(routes_apart), route_ranges=bool(route_ranges))
     except json.JSONDecodeError as exc:
         raise AnsibleFilterError('fabric_plan_node: the plan given as text is not JSON (%s); give the plan itself or the '
                                  'text fabric_plan_json wrote' % exc) from exc

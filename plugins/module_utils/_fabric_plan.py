@@ -33,6 +33,7 @@ import json
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError, parse_bool
 from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import gateway_args_list, is_fabric_table
+from ansible_collections.gpufabric.roce.plugins.module_utils._route_ranges import compress
 
 PLAN_KIND = 'gpufabric.roce/fabric-plan'
 PLAN_VERSION = 1
@@ -128,7 +129,11 @@ def _parsed(text):
     return data
 
 
-def node_slice(data, host, routes_apart=False):
+# The last compact slice made in this process: the gateway task templates its routes once per rail, each the same slice.
+_LAST_SLICE = [None, None]
+
+
+def node_slice(data, host, routes_apart=False, route_ranges=False):
     """What ``host``'s host phases read: its gateways (one per rail, with their routes and VF settings) and
     whether its gateways may remove routes they do not list. A bare ``fabric_table`` (the role's input before
     plans existed) is read as complete, as it was then.
@@ -139,7 +144,19 @@ def node_slice(data, host, routes_apart=False):
 
     ``routes_apart``: the rails without their routes, and the routes as ``routes`` (gateway name -> routes).
     Each rail's routes are O(fleet); a task that loops over the rails for their VFs or QoS would otherwise carry
-    them in every loop item and every registered result."""
+    them in every loop item and every registered result.
+
+    ``route_ranges``: each rail's routes in range form (``_route_ranges``): two entries per rail for a pool-carved fabric
+    instead of one per other node, in the gateway's arguments, its diff and its registered result alike."""
+    if route_ranges and isinstance(data, str):
+        key = (data, host, bool(routes_apart))
+        if _LAST_SLICE[0] != key:
+            _LAST_SLICE[:] = [key, _node_slice(data, host, routes_apart, True)]
+        return copy.deepcopy(_LAST_SLICE[1])
+    return _node_slice(data, host, routes_apart, route_ranges)
+
+
+def _node_slice(data, host, routes_apart, route_ranges):
     cached = isinstance(data, str)
     if cached:
         data = _parsed(data)
@@ -151,6 +168,9 @@ def node_slice(data, host, routes_apart=False):
         # A rail's VF settings and QoS profile are the parse's own objects: the caller gets copies, the cache stays intact.
         for r in out['rails']:
             r.update({k: copy.deepcopy(r[k]) for k in ('vfs', 'qos') if k in r})
+    if route_ranges:
+        for r in out['rails']:
+            r['routes'] = compress(r['routes'])
     if routes_apart:
         out['routes'] = {r['name']: r.pop('routes') for r in out['rails']}
     return out

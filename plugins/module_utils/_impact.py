@@ -6,8 +6,8 @@
 Built from what the run already computed, so it costs no extra call to a node or the cluster:
 
 - the host phase's results on each node (host_network): ``sriov_vf`` (VF count before and after, whether existing
-  VFs are reset, whether the node is drained first) and ``vlan_gateway`` (its diff: gateway created, routes added,
-  removed or changed, addresses);
+  VFs are reset, whether the node is drained first) and ``vlan_gateway`` (its diff: gateway created, addresses; its
+  ``route_changes``: routes added, removed or changed);
 - the SR-IOV phase on the controller: the rendered SriovNetworkNodePolicies against this fabric's live ones and the
   SriovNetworkNodeStates' status.
 
@@ -19,6 +19,7 @@ firmware's (the node state's totalvfs) or a link type change is a firmware chang
 """
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov_pool import HOSTNAME_LABEL
+from ansible_collections.gpufabric.roce.plugins.module_utils._route_ranges import last, total
 
 # Policy fields whose change makes the operator reconfigure the PF's VFs.
 RECONFIGURING = ("numVfs", "mtu", "deviceType", "isRdma", "linkType")
@@ -44,25 +45,31 @@ def vf_impact(result):
 
 
 def _route_key(route):
-    return "%s via %s" % (route.get("dst"), route.get("via")) if route.get("via") else "%s" % route.get("dst")
+    """A route, or a range of them (``_route_ranges``): its first and last, and how many."""
+    def one(r):
+        return "%s via %s" % (r.get("dst"), r.get("via")) if r.get("via") else "%s" % r.get("dst")
+    count = int(route.get("count") or 1)
+    if count == 1:
+        return one(route)
+    return "%s .. %s (%d routes)" % (one(route), one(last(route)), count)
 
 
 def gateway_impact(result):
     """One ``vlan_gateway`` result as {interface, created, routes_added, routes_removed, routes_changed, routes_kept,
-    addresses_added, addresses_removed, mtu}; None when skipped or failed."""
+    route_counts, addresses_added, addresses_removed, mtu}; None when skipped or failed. The routes are read from the
+    module's ``route_changes``, in range form: a first rollout at 10,000 nodes adds 10,000 routes per gateway, which
+    this report would otherwise list one by one for every node."""
     if not isinstance(result, dict) or result.get("skipped") or result.get("failed") or "diff" not in result:
         return None
     before, after = result["diff"].get("before") or {}, result["diff"].get("after") or {}
-    old = {(r["dst"], r.get("metric", 0)): r for r in before.get("routes") or []}
-    new = {(r["dst"], r.get("metric", 0)): r for r in after.get("routes") or []}
-    changed = [_route_key(new[k]) for k in sorted(set(old) & set(new))
-               if (old[k].get("via"), bool(old[k].get("onlink"))) != (new[k].get("via"), bool(new[k].get("onlink")))]
+    changes = result.get("route_changes") or {}
     out = {
         "interface": result.get("interface") or after.get("interface"),
         "created": not before.get("present") and bool(after.get("present")),
-        "routes_added": [_route_key(new[k]) for k in sorted(set(new) - set(old))],
-        "routes_removed": [_route_key(old[k]) for k in sorted(set(old) - set(new))],
-        "routes_changed": changed,
+        "routes_added": [_route_key(r) for r in changes.get("added") or []],
+        "routes_removed": [_route_key(r) for r in changes.get("removed") or []],
+        "routes_changed": [_route_key(r) for r in changes.get("changed") or []],
+        "route_counts": {k: total(changes.get(k)) for k in ("added", "removed", "changed")},
         "routes_kept": len(result.get("kept_routes") or []),
         "addresses_added": sorted(set(after.get("addresses") or []) - set(before.get("addresses") or [])),
         "addresses_removed": sorted(set(before.get("addresses") or []) - set(after.get("addresses") or [])),
@@ -175,9 +182,9 @@ def _node_rows(host, node, host_part, operator_part):
             parts = []
             if g["created"]:
                 parts.append("created")
-            for key, sign in (("routes_added", "+"), ("routes_removed", "-"), ("routes_changed", "~")):
-                if g[key]:
-                    parts.append("%s%d route(s) (%s)" % (sign, len(g[key]), ", ".join(g[key])))
+            for key, sign in (("added", "+"), ("removed", "-"), ("changed", "~")):
+                if g["routes_" + key]:
+                    parts.append("%s%d route(s) (%s)" % (sign, g["route_counts"][key], ", ".join(g["routes_" + key])))
             if g["addresses_removed"]:
                 parts.append("address(es) removed: %s" % ", ".join(g["addresses_removed"]))
             if g["mtu"]:

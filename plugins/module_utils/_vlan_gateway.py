@@ -21,6 +21,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._common import (
     valid_unit_name,
     write_sysfs,
 )
+from ansible_collections.gpufabric.roce.plugins.module_utils import _route_ranges
 
 PF_FIX = ('give the PF netdev name (roce_pf), at most 15 characters of letters, digits, "_", "." and "-" '
           'not starting with "-" or ".", e.g. enp157s0np0')
@@ -46,6 +47,28 @@ def _default_metric(version):
 
 
 # --- validation (pure) -------------------------------------------------------
+
+def _expanded(host, routes):
+    """(field, plain route) of every route, ranges (``count``) expanded; a range's k-th route is named by its
+    range and k, so an error names the route the user wrote."""
+    for i, route in enumerate(routes):
+        field = 'routes[%d]' % i
+        count = route.get('count')
+        if count is None or count == 1:
+            yield field, route
+            continue
+        if count < 1:
+            raise GpufabricError(host, field + '.count', count, 'is less than 1', 'give count 1 or more, or leave it out for one route')
+        try:
+            plain = _route_ranges.expand(route)
+        except ValueError as exc:
+            # The range's first route is checked as a plain one: its message names dst or via.
+            yield field, dict(route, count=None)
+            raise GpufabricError(host, field + '.count', count, '%s' % exc,
+                                 'lower count, or split the routes in ranges that stay inside the address space') from None
+        for r in plain:
+            yield field, r
+
 
 def validate_params(host, params):
     """Check every argument; return the normalized desired state. Raises GpufabricError."""
@@ -84,8 +107,7 @@ def validate_params(host, params):
     if params.get('routes') is not None:
         routes = []
         keys = set()
-        for i, route in enumerate(params['routes']):
-            field = 'routes[%d]' % i
+        for field, route in _expanded(host, params['routes']):
             dst_raw = route.get('dst')
             try:
                 dst = ipaddress.ip_network(_text(dst_raw), strict=False)
@@ -184,6 +206,18 @@ def desired_sysctls(desired, current_all):
     return want, warnings
 
 
+def route_changes(current, desired):
+    """{added, removed, changed}: the routes (in range form) that are new, gone, or whose next hop or onlink changed.
+    The change-impact report reads these, not the diff: it would otherwise expand every node's routes."""
+    have = {(r['dst'], r['metric']): r for r in current}
+    want = {(r['dst'], r['metric']): r for r in desired}
+    changed = [want[k] for k in set(have) & set(want)
+               if (have[k]['via'], bool(have[k]['onlink'])) != (want[k]['via'], bool(want[k]['onlink']))]
+    return {'added': _route_ranges.compress(want[k] for k in set(want) - set(have)),
+            'removed': _route_ranges.compress(have[k] for k in set(have) - set(want)),
+            'changed': _route_ranges.compress(changed)}
+
+
 def plan(desired, state, current_sysctls, current_all):
     """Compare desired with the live ``state``; return (actions, before, after, warnings).
 
@@ -238,8 +272,10 @@ def plan(desired, state, current_sysctls, current_all):
             new = want[key]
             if old is None or old['via'] != new['via'] or bool(old['onlink']) != new['onlink']:
                 actions.append(('route_replace', new))
-        before['routes'] = [dict(have[k]) for k in sorted(have)] if link else []
-        after['routes'] = [dict(want[k]) for k in sorted(want)]
+        # In range form (module_utils/_route_ranges.py): a gateway's routes grow with the fleet, and so would every
+        # copy of its diff on the controller.
+        before['routes'] = _route_ranges.compress(have.values()) if link else []
+        after['routes'] = _route_ranges.compress(want.values())
 
     want_sysctls, warnings = desired_sysctls(desired, current_all)
     before['sysctls'] = {}
@@ -327,14 +363,39 @@ def describe(action):
     """Human-readable form of a planned action (returned as ``actions``)."""
     op = action[0]
     if op in ('route_replace', 'route_del', 'route_kept'):
-        r = action[1]
-        text = '%s %s' % (op, r['dst'])
-        if r['via']:
-            text += ' via %s' % r['via']
-        return text + ' metric %d%s' % (r['metric'], ' onlink' if r['onlink'] else '')
+        return _describe_route(op, action[1])
     if op == 'sysctl':
         return 'sysctl %s=%s' % (action[1][len('sys/'):], action[2])
     return ' '.join(_text(a) for a in action)
+
+
+def _describe_route(op, r):
+    text = '%s %s' % (op, r['dst'])
+    if r.get('via'):
+        text += ' via %s' % r['via']
+    text += ' metric %d%s' % (r.get('metric') or 0, ' onlink' if r.get('onlink') else '')
+    if (r.get('count') or 1) > 1:
+        end = _route_ranges.last(r)
+        text += ' .. %s%s (%d routes)' % (end['dst'], ' via %s' % end['via'] if end.get('via') else '', r['count'])
+    return text
+
+
+def describe_all(actions):
+    """``describe`` of each action, a run of route actions of one kind as ranges: the first apply of a gateway at
+    10,000 nodes would otherwise return 10,000 lines, and the controller holds every node's."""
+    out, i = [], 0
+    while i < len(actions):
+        op = actions[i][0]
+        if op not in ('route_replace', 'route_del', 'route_kept'):
+            out.append(describe(actions[i]))
+            i += 1
+            continue
+        j = i
+        while j < len(actions) and actions[j][0] == op:
+            j += 1
+        out.extend(_describe_route(op, r) for r in _route_ranges.compress(a[1] for a in actions[i:j]))
+        i = j
+    return out
 
 
 def apply(host, ipr, fs, *, desired, state, actions):
@@ -466,9 +527,11 @@ def run(host, params, ipr, check_mode, *, fs=None, persist_fn=None):
     want_sysctls, _w = desired_sysctls(desired, all_paths)
     current_sysctls = read_sysctls(fs, list(want_sysctls), desired['name'], state['link'] is not None)
     actions, before, after, warnings = plan(desired, state, current_sysctls, all_paths)
-    result = {'changed': bool(actions), 'interface': desired['name'], 'actions': [describe(a) for a in actions]}
+    result = {'changed': bool(actions), 'interface': desired['name'], 'actions': describe_all(actions)}
     if kept:
-        result['kept_routes'] = [describe(('route_kept', r)) for r in kept]
+        result['kept_routes'] = describe_all([('route_kept', r) for r in kept])
+    if desired['state'] == 'present' and desired['routes'] is not None:
+        result['route_changes'] = route_changes(state['link']['routes'] if state['link'] else [], desired['routes'])
     if not check_mode and actions:
         index = apply(host, ipr, fs, desired=desired, state=state, actions=actions)
         if desired['state'] == 'present':
@@ -477,7 +540,7 @@ def run(host, params, ipr, check_mode, *, fs=None, persist_fn=None):
             if desired['addresses'] is not None:
                 after['addresses'] = link['addresses']
             if desired['routes'] is not None:
-                after['routes'] = link['routes']
+                after['routes'] = _route_ranges.compress(link['routes'])
     if desired['state'] == 'present':
         result['ifindex'] = state['link']['index'] if state['link'] else None
         if not check_mode and actions:

@@ -74,6 +74,16 @@ options:
       metric:
         description: Route metric (priority). Defaults to 0 for IPv4 and 1024 for IPv6, the kernel's defaults.
         type: int
+      count:
+        description:
+          - This entry stands for O(routes[].count) routes, the k-th (from 0) to O(routes[].dst) advanced by k times its
+            size, via O(routes[].via) advanced by as much; O(routes[].onlink) and O(routes[].metric) are the same for all.
+          - A node's routes to every other node's pod subnet, carved from a pool with the gateway at the same offset in
+            each, are two such entries, however large the fleet. The roles pass them so
+            (O(gpufabric.roce.fabric_plan_node#filter:route_ranges)). Each route is still checked and installed on its
+            own, and an error names the entry.
+        type: int
+        default: 1
   purge_routes:
     description:
       - With V(true), O(routes) is exact, as described there. With V(false), the listed routes are added or
@@ -188,7 +198,9 @@ actions:
   returned: always
   type: list
   elements: str
-  sample: [create, up, addr_add 10.255.0.2/30, route_replace 10.255.0.4/30 via 10.255.0.6 metric 0 onlink, sysctl net/ipv4/conf/enp157s0np0.100/forwarding=1]
+  sample: [create, up, addr_add 10.255.0.2/30, route_replace 10.255.0.4/30 via 10.255.0.6 metric 0 onlink,
+           route_replace 10.255.1.0/24 via 10.255.1.254 metric 0 onlink .. 10.255.9.0/24 via 10.255.9.254 (9 routes),
+           sysctl net/ipv4/conf/enp157s0np0.100/forwarding=1]
 kept_routes:
   description: The routes on the interface that O(routes) does not list and O(purge_routes=false) kept.
   returned: when O(purge_routes=false) kept a route
@@ -199,8 +211,18 @@ persist:
   description: The persisted unit, its path, whether it changed, whether systemd was running and reloaded.
   returned: when O(persist=true) or O(state=absent)
   type: dict
+route_changes:
+  description:
+    - The routes added, removed, and changed (another next hop or O(routes[].onlink)), each in range form (see
+      O(routes[].count)). The change-impact report of C(playbooks/site.yml) reads these.
+  returned: when O(state=present) and O(routes) is given
+  type: dict
+  sample: {added: [{dst: 10.255.0.8/30, via: 10.255.0.10, onlink: true, metric: 0}], removed: [], changed: []}
 diff:
-  description: Interface, MTU, addresses, routes and sysctls before and after (and the unit text when it changed).
+  description:
+    - Interface, MTU, addresses, routes and sysctls before and after (and the unit text when it changed).
+    - The routes are in range form (see O(routes[].count)). Consecutive routes whose next hops sit at the same
+      offset are one entry with C(count), so the diff of a gateway stays small at any fleet size.
   returned: always
   type: dict
 """
@@ -224,6 +246,7 @@ def main():
                 via=dict(type='str'),
                 onlink=dict(type='bool', default=False),
                 metric=dict(type='int'),
+                count=dict(type='int', default=1),
             )),
             purge_routes=dict(type='bool', default=True),
             forwarding=dict(type='bool'),

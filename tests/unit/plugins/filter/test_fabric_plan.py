@@ -9,6 +9,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufabric.roce.plugins.filter.fabric_plan import FilterModule
+from ansible_collections.gpufabric.roce.plugins.module_utils import _route_ranges as rr
 from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import fabric_table, gateway_args_list
 
 F = FilterModule().filters()
@@ -131,3 +132,27 @@ def test_a_slice_read_from_text_cannot_change_the_next_slice():
     again = F["fabric_plan_node"](text, "gpu01", routes_apart=True)
     assert again["rails"][0]["vfs"] == [v for v in first["rails"][0]["vfs"] if v != {"id": 7}]
     assert len(again["routes"]["enp12s0np0.101"]) == 2
+
+
+@pytest.mark.parametrize("hv", [fleet(40), one_rail(40)], ids=["two-rails", "one-rail"])
+def test_route_ranges_stand_for_the_same_routes_and_are_two_per_rail_of_a_pool(hv):
+    text = F["fabric_plan_json"](F["fabric_plan"](hv, list(hv)))
+    for host in hv:
+        whole = F["fabric_plan_node"](text, host, routes_apart=True)
+        ranges = F["fabric_plan_node"](text, host, routes_apart=True, route_ranges=True)
+        assert ranges["rails"] == whole["rails"] and ranges["purge_routes"] == whole["purge_routes"]
+        for name, routes in whole["routes"].items():
+            assert len(ranges["routes"][name]) <= 2  # one range each side of the node
+            expanded = [r for e in ranges["routes"][name] for r in rr.expand(e)]
+            assert sorted(expanded, key=json.dumps) == sorted(routes, key=json.dumps)
+
+
+def test_a_slice_in_range_form_is_a_copy_each_time():
+    # The compact slice is kept for the next rail of the same task; a caller changing it must not reach the next.
+    text = F["fabric_plan_json"](F["fabric_plan"](fleet(6), list(fleet(6))))
+    first = F["fabric_plan_node"](text, "gpu02", routes_apart=True, route_ranges=True)
+    first["routes"]["enp12s0np0.101"][0]["count"] = 99
+    again = F["fabric_plan_node"](text, "gpu02", routes_apart=True, route_ranges=True)
+    assert [r["count"] for r in again["routes"]["enp12s0np0.101"]] == [2, 3]
+    other = F["fabric_plan_node"](text, "gpu00", routes_apart=True, route_ranges=True)
+    assert [r.get("count") for r in other["routes"]["enp12s0np0.101"]] == [5]

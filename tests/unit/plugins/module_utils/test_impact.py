@@ -5,6 +5,8 @@ operator's objects return them. The real results are read in the lab (molecule l
 real control plane (tests/k8s/test_impact_report.py)."""
 
 from ansible_collections.gpufabric.roce.plugins.module_utils import _impact as im
+from ansible_collections.gpufabric.roce.plugins.module_utils import _route_ranges as rr
+from ansible_collections.gpufabric.roce.plugins.module_utils import _vlan_gateway as vg
 
 HOSTNAME = "kubernetes.io/hostname"
 
@@ -15,11 +17,14 @@ def _vf(pf, before, after, reset, changed=True):
 
 
 def _gw(name, before_routes, after_routes, present=True, addrs=("10.0.0.1/24",)):
+    """A vlan_gateway result; its diff and route_changes made by the module's own functions."""
     def routes(rs):
         return [{"dst": d, "via": v, "metric": 0, "onlink": True} for d, v in rs]
-    before = {"interface": name, "present": present, "mtu": 9000, "addresses": list(addrs) if present else [], "routes": routes(before_routes)}
-    after = {"interface": name, "present": True, "mtu": 9000, "addresses": list(addrs), "routes": routes(after_routes)}
-    return {"changed": True, "interface": name, "actions": [], "diff": {"before": before, "after": after}}
+    before = {"interface": name, "present": present, "mtu": 9000, "addresses": list(addrs) if present else [],
+              "routes": rr.compress(routes(before_routes))}
+    after = {"interface": name, "present": True, "mtu": 9000, "addresses": list(addrs), "routes": rr.compress(routes(after_routes))}
+    return {"changed": True, "interface": name, "actions": [], "diff": {"before": before, "after": after},
+            "route_changes": vg.route_changes(routes(before_routes), routes(after_routes))}
 
 
 def _policy(name, node, pf="eth0", num_vfs=8, mtu=9000):
@@ -129,3 +134,12 @@ def test_a_drain_is_read_from_the_prediction_results_only_when_one_resets():
     # host_network registers its check-mode predictions only where it drains around a reset; skipped ones count as none.
     assert im.reset_predicted([{"results": [_vf("eth0", 4, 8, True)]}, {"skipped": True}])
     assert not im.reset_predicted([_vf("eth0", 0, 8, False), {"skipped": True, "results": []}])
+
+
+def test_a_first_rollout_at_fleet_scale_lists_its_routes_as_ranges():
+    routes = [("10.100.%d.%d/30" % (k // 64, k % 64 * 4), "10.100.%d.%d" % (k // 64, k % 64 * 4 + 2)) for k in range(1000) if k != 3]
+    host = im.host_impact([], [_gw("eth0.100", [], routes, present=False)], drain=False)
+    row = im.report(["node3"], {"node3": host}, {})["nodes"][0]
+    assert row["disruption"] == im.NONE
+    assert row["changes"] == ["gateway eth0.100: created; +999 route(s) (10.100.0.0/30 via 10.100.0.2 .. 10.100.0.8/30 via 10.100.0.10 "
+                              "(3 routes), 10.100.0.16/30 via 10.100.0.18 .. 10.100.15.156/30 via 10.100.15.158 (996 routes))"]

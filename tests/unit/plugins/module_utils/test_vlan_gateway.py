@@ -252,7 +252,9 @@ def test_purge_routes_false_removes_no_route_and_persists_the_kept_ones(monkeypa
     result = _kept_run(monkeypatch, False, persisted)
     assert not any(a.startswith('route_del') for a in result['actions'])
     assert result['kept_routes'] == ['route_kept 10.255.0.8/30 via 10.255.0.10 metric 0 onlink']
-    assert [r['dst'] for r in result['diff']['after']['routes']] == ['10.255.0.4/30', '10.255.0.8/30']
+    # The diff is in range form: the two routes are consecutive /30s with the next hop at the same offset.
+    assert result['diff']['after']['routes'] == [{'dst': '10.255.0.4/30', 'via': '10.255.0.6', 'onlink': True, 'metric': 0, 'count': 2}]
+    assert result['route_changes'] == {'added': [], 'removed': [], 'changed': []}
     assert 'ip route replace 10.255.0.8/30 via 10.255.0.10 dev enp157s0np0.100 proto static metric 0 onlink' in persisted[0]
 
 
@@ -262,3 +264,59 @@ def test_purge_routes_true_removes_the_unlisted_route(monkeypatch):
     assert 'route_del 10.255.0.8/30 via 10.255.0.10 metric 0 onlink' in result['actions']
     assert 'kept_routes' not in result
     assert '10.255.0.8/30' not in persisted[0]
+
+
+# --- routes in range form (count) ----------------------------------------------------------------------------
+
+def _range_run(monkeypatch, routes, current_routes=(), check=True):
+    monkeypatch.setattr(vg, 'read_state', lambda ipr, pf, name: {'pf': PF, 'link': link(routes=list(current_routes))})
+    monkeypatch.setattr(vg, 'read_sysctls', lambda fs, paths, name, exists: {p: 1 for p in paths})
+    return vg.run(HOST, params(routes=routes), object(), check, fs=Sysfs('/nonexistent', '/nonexistent'))
+
+
+def test_a_range_stands_for_its_routes_in_the_desired_state_and_the_unit():
+    desired = vg.validate_params(HOST, params(routes=[dict(route('10.100.0.0/24', '10.100.0.254', True), count=3)]))
+    assert [(r['dst'], r['via']) for r in desired['routes']] == [
+        ('10.100.0.0/24', '10.100.0.254'), ('10.100.1.0/24', '10.100.1.254'), ('10.100.2.0/24', '10.100.2.254')]
+    assert 'ip route replace 10.100.2.0/24 via 10.100.2.254 dev enp157s0np0.100 proto static metric 0 onlink' in vg.render_unit(desired)
+
+
+def test_a_range_changes_only_the_routes_that_differ_and_reports_them_as_ranges(monkeypatch):
+    have = [{'dst': '10.100.%d.0/24' % k, 'via': '10.100.%d.254' % k, 'onlink': True, 'metric': 0} for k in range(100) if k != 40]
+    have.append({'dst': '10.100.7.0/24', 'via': '10.100.7.1', 'onlink': True, 'metric': 50})  # not in the plan: removed
+    result = _range_run(monkeypatch, [dict(route('10.100.0.0/24', '10.100.0.254', True), count=100)], have)
+    assert result['actions'] == ['route_del 10.100.7.0/24 via 10.100.7.1 metric 50 onlink',
+                                 'route_replace 10.100.40.0/24 via 10.100.40.254 metric 0 onlink']
+    assert result['route_changes']['added'] == [{'dst': '10.100.40.0/24', 'via': '10.100.40.254', 'onlink': True, 'metric': 0}]
+    assert result['route_changes']['removed'] == [{'dst': '10.100.7.0/24', 'via': '10.100.7.1', 'onlink': True, 'metric': 50}]
+    assert result['diff']['after']['routes'] == [{'dst': '10.100.0.0/24', 'via': '10.100.0.254', 'onlink': True, 'metric': 0, 'count': 100}]
+    assert len(result['diff']['before']['routes']) == 3  # 0..39, 41..99 and the stray one
+
+
+def test_a_first_apply_of_many_routes_describes_them_as_one_range(monkeypatch):
+    result = _range_run(monkeypatch, [dict(route('10.16.0.0/24', '10.16.0.254', True), count=5000),
+                                      dict(route('10.35.137.0/24', '10.35.137.254', True), count=4999)])
+    assert [a for a in result['actions'] if a.startswith('route')] == [
+        'route_replace 10.16.0.0/24 via 10.16.0.254 metric 0 onlink .. 10.35.135.0/24 via 10.35.135.254 (5000 routes)',
+        'route_replace 10.35.137.0/24 via 10.35.137.254 metric 0 onlink .. 10.55.15.0/24 via 10.55.15.254 (4999 routes)']
+    assert result['changed'] and len(result['route_changes']['added']) == 2
+
+
+@pytest.mark.parametrize('routes,expected', [
+    ([dict(route('10.255.0.4/30', '10.255.0.6', True), count=0)],
+     'node1: routes[0].count=0: is less than 1. Fix: give count 1 or more, or leave it out for one route'),
+    ([dict(route('255.255.255.0/24', '255.255.255.254', True), count=2)],
+     'node1: routes[0].count=2: 2 routes from 255.255.255.0/24 run past the end of the IPv4 address space. '
+     'Fix: lower count, or split the routes in ranges that stay inside the address space'),
+    ([dict(route('10.255.0.5/30', '10.255.0.6', True), count=2)],
+     'node1: routes[0].dst="10.255.0.5/30": has host bits set. Fix: use the network address 10.255.0.4/30'),
+    ([dict(route('10.255.0.4/30', 'x', True), count=2)],
+     'node1: routes[0].via="x": is not an IP address. Fix: give the next hop as a plain address, e.g. 10.255.0.6'),
+    # The third route of the range collides with the plain route after it.
+    ([dict(route('10.1.0.0/24', '10.1.0.1', True), count=3), route('10.1.2.0/24', '10.1.2.9', True)],
+     'node1: routes[1].dst="10.1.2.0/24": a route to 10.1.2.0/24 with metric 0 is listed twice. Fix: list each destination once per metric'),
+])
+def test_a_bad_range_is_refused_by_the_route_the_user_wrote(routes, expected):
+    with pytest.raises(GpufabricError) as exc:
+        vg.validate_params(HOST, params(routes=routes))
+    assert str(exc.value) == expected
