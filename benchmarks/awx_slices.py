@@ -78,6 +78,7 @@ def plain_routes(call):
     """The routes a gateway call stands for (the roles pass them in range form), as a set."""
     return {json.dumps(r, sort_keys=True) for e in call["routes"] for r in expand(dict(e, count=e.get("count") or 1))}
 
+
 STAND_IN_MODULES = ("sriov_vf", "vlan_gateway")
 # What the CI test sets: the nodes' names resolve nowhere, and nothing may reach this machine's network over SSH.
 LOCAL = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}

@@ -108,8 +108,8 @@ def main():
     print("| nodes x rails | plain: time | plain: JSON | range form: time | range form: JSON | range entries |")
     print("|---|---|---|---|---|---|")
     for r in rows:
-        print("| %d x %d | %.1f ms | %.0f kB | %.1f ms | %.1f kB | %d |" % (r["nodes"], r["rails"], r["apart_ms"], r["apart_bytes"] / 1e3,
-                                                                  r["ranged_ms"], r["ranged_bytes"] / 1e3, r["ranged_entries"]), flush=True)
+        cells = (r["nodes"], r["rails"], r["apart_ms"], r["apart_bytes"] / 1e3, r["ranged_ms"], r["ranged_bytes"] / 1e3, r["ranged_entries"])
+        print("| %d x %d | %.1f ms | %.0f kB | %.1f ms | %.1f kB | %d |" % cells, flush=True)
     return 0
 
 

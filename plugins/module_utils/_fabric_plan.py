@@ -33,7 +33,7 @@ import json
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError, parse_bool
 from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import gateway_args_list, is_fabric_table
-from ansible_collections.gpufabric.roce.plugins.module_utils._route_ranges import compress
+from ansible_collections.gpufabric.roce.plugins.module_utils._route_ranges import compress, without
 
 PLAN_KIND = 'gpufabric.roce/fabric-plan'
 PLAN_VERSION = 1
@@ -75,8 +75,27 @@ def build_plan(table, complete):
     }
 
 
+INDEX = 'route_index'
+
+
+def route_index(table):
+    """Each rail's routes to every node's subnet (via its gateway, onlink), in range form; a one-rail fabric's under
+    ''. A node's routes are its rail's ranges without its own subnet (``_route_ranges.without``), O(ranges) where
+    deriving them from the table is O(nodes) per rail: 0.6 s per node at 10,000 x 8, in every node's worker."""
+    by_rail = {}
+    for f in table['nodes'].values():
+        for r in f['rails'] if 'rails' in f else (dict(f, rail=''),):
+            by_rail.setdefault(r['rail'], []).append({'dst': r['subnet'], 'via': r['gateway'], 'onlink': True})
+    return {rail: compress(routes) for rail, routes in by_rail.items()}
+
+
 def dumps(plan):
-    """The plan as JSON text. Key order is kept (not sorted): the nodes' order is the routes' order."""
+    """The plan as JSON text, with its ``route_index``, derived here from the table and not covered by the fingerprint:
+    an index a file brings along is replaced, never trusted. Key order is kept (not sorted): the nodes' order is
+    the routes' order."""
+    if is_plan(plan):
+        plan = dict(plan)
+        plan[INDEX] = route_index(plan['fabric'])
     return json.dumps(plan, separators=(',', ':')) + '\n'
 
 
@@ -160,17 +179,22 @@ def _node_slice(data, host, routes_apart, route_ranges):
     cached = isinstance(data, str)
     if cached:
         data = _parsed(data)
-    if is_plan(data):
-        out = {'rails': gateway_args_list(data['fabric'], host), 'purge_routes': bool(data['complete'])}
-    else:
-        out = {'rails': gateway_args_list(data, host), 'purge_routes': True}
+    plan = is_plan(data)
+    table = data['fabric'] if plan else data
+    # The text dumps wrote carries the index: the routes in range form without deriving them from every node.
+    index = data.get(INDEX) if cached and plan and route_ranges else None
+    out = {'rails': gateway_args_list(table, host, with_routes=index is None), 'purge_routes': bool(data['complete']) if plan else True}
+    if index is not None:
+        me = table['nodes'][host]
+        for rail, own in zip(out['rails'], me['rails'] if 'rails' in me else (dict(me, rail=''),)):
+            rail['routes'] = without(copy.deepcopy(index[own['rail']]), {'dst': own['subnet'], 'via': own['gateway'], 'onlink': True})
+    elif route_ranges:
+        for r in out['rails']:
+            r['routes'] = compress(r['routes'])
     if cached:
         # A rail's VF settings and QoS profile are the parse's own objects: the caller gets copies, the cache stays intact.
         for r in out['rails']:
             r.update({k: copy.deepcopy(r[k]) for k in ('vfs', 'qos') if k in r})
-    if route_ranges:
-        for r in out['rails']:
-            r['routes'] = compress(r['routes'])
     if routes_apart:
         out['routes'] = {r['name']: r.pop('routes') for r in out['rails']}
     return out

@@ -370,9 +370,10 @@ def is_fabric_table(data):
     return isinstance(data, dict) and data.get('kind') == FABRIC_KIND and isinstance(data.get('nodes'), dict)
 
 
-def gateway_args(table, host):
+def gateway_args(table, host, with_routes=True):
     """vlan_gateway arguments of ``host`` from a validated ``fabric_table``: its gateway address on
-    ``<pf>.<vlan>`` and an onlink route to every other node's pod subnet via that node's gateway."""
+    ``<pf>.<vlan>`` and an onlink route to every other node's pod subnet via that node's gateway
+    (``with_routes=False``: without ``routes``, for a caller that takes them from ``_fabric_plan.route_index``)."""
     nodes = table['nodes']
     if host not in nodes:
         raise _not_a_node(host, nodes)
@@ -380,15 +381,18 @@ def gateway_args(table, host):
     if 'rails' in me:
         raise GpufabricError(host, 'roce_rails', [r['rail'] for r in me['rails']], 'the node has several rails, so several gateways',
                              'use the gpufabric.roce.vlan_gateway_plans filter (a list, one gateway per rail)')
-    return {
+    out = {
         'pf': me['pf'],
         'vlan_id': me['vlan_id'],
         'name': '%s.%d' % (me['pf'], me['vlan_id']),
         'mtu': me['mtu'],
         'addresses': ['%s/%s' % (me['gateway'], me['subnet'].rsplit('/', 1)[1])],
-        'routes': [{'dst': f['subnet'], 'via': f['gateway'], 'onlink': True} for n, f in nodes.items() if n != host],
+        'routes': [{'dst': f['subnet'], 'via': f['gateway'], 'onlink': True} for n, f in nodes.items() if n != host] if with_routes else None,
         **_qos_of(table, me),
     }
+    if not with_routes:
+        del out['routes']
+    return out
 
 
 def _qos_of(table, entry):
@@ -398,17 +402,18 @@ def _qos_of(table, entry):
     return {'qos': table['qos_profiles'][entry['qos']]}
 
 
-def gateway_args_list(table, host):
+def gateway_args_list(table, host, with_routes=True):
     """The vlan_gateway arguments of every rail of ``host``: one gateway per rail, each with routes to
-    the other nodes' subnets on that rail only (never across rails). A one-rail node: a list of one."""
+    the other nodes' subnets on that rail only (never across rails). A one-rail node: a list of one.
+    ``with_routes=False``: without ``routes`` (see ``gateway_args``)."""
     nodes = table['nodes']
     me = nodes.get(host)
     if me is None or 'rails' not in me:
-        return [gateway_args(table, host)]
+        return [gateway_args(table, host, with_routes)]
     out = []
     for r in me['rails']:
         routes = []
-        for n, f in nodes.items():
+        for n, f in nodes.items() if with_routes else ():
             if n == host:
                 continue
             for other in f.get('rails', ()):
@@ -427,6 +432,8 @@ def gateway_args_list(table, host):
             'routes': routes,
             **_qos_of(table, r),
         })
+        if not with_routes:
+            del out[-1]['routes']
     return out
 
 

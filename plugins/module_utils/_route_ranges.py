@@ -35,7 +35,7 @@ def _text(version, value):
 
 
 def _key(route):
-    dst, _, prefix = ('%s' % route['dst']).partition('/')
+    dst, _slash, prefix = ('%s' % route['dst']).partition('/')
     version, net = _addr(dst)
     via = route.get('via')
     via = None if via in (None, '') else _addr('%s' % via)[1]
@@ -90,6 +90,36 @@ def compress(routes):
         out.append((version, first, extra[1][1], route))
     out.sort(key=lambda t: t[:3])
     return [t[3] for t in out]
+
+
+def without(ranges, route):
+    """``ranges`` (as ``compress`` returns them) without the plain ``route``: the range holding it, at the same next-hop
+    offset, is split around it. Equal to compressing the routes without it, in O(ranges): a node's routes are the
+    rail's ranges without its own subnet (``_fabric_plan.route_index``)."""
+    version, prefix, net, via = _key(route)
+    size = 1 << ((32 if version == 4 else 128) - prefix)
+    out = []
+    for r in ranges:
+        v, p, first, rvia = _key(r)
+        count = int(r.get('count') or 1)
+        k = (net - first) // size
+        if (v, p) != (version, prefix) or not 0 <= k < count or (net - first) % size or \
+                (rvia is None) != (via is None) or (via is not None and rvia - first != via - net) or \
+                any(r.get(key) != route.get(key) for key in ('onlink', 'metric')):
+            out.append(r)
+            continue
+        base = {key: val for key, val in r.items() if key != 'count'}
+        if k:
+            out.append(dict(base, count=k) if k > 1 else base)
+        if count - k - 1:
+            start = first + (k + 1) * size
+            right = dict(base, dst='%s/%d' % (_text(version, start), prefix))
+            if rvia is not None:
+                right['via'] = _text(version, rvia + (k + 1) * size)
+            if count - k - 1 > 1:
+                right['count'] = count - k - 1
+            out.append(right)
+    return out
 
 
 def expand(route):

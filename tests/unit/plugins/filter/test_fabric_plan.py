@@ -4,6 +4,7 @@
 """The fabric plan: computed once, JSON round trip, each node's slice, who may purge routes, refusals."""
 
 import json
+import random
 
 import pytest
 from ansible.errors import AnsibleFilterError
@@ -156,3 +157,35 @@ def test_a_slice_in_range_form_is_a_copy_each_time():
     assert [r["count"] for r in again["routes"]["enp12s0np0.101"]] == [2, 3]
     other = F["fabric_plan_node"](text, "gpu00", routes_apart=True, route_ranges=True)
     assert [r.get("count") for r in other["routes"]["enp12s0np0.101"]] == [5]
+
+
+def _odd_fleet(n, seed):
+    """Pool-carved rails with some nodes' subnets set by hand (outside the pattern, or at another gateway offset)."""
+    rnd = random.Random(seed)
+    hv = fleet(n)
+    for i, host in enumerate(hv):
+        if rnd.random() < 0.2:
+            hv[host]["roce_rail_overrides"] = {"rail0": {"subnet": "10.201.%d.0/24" % i, "gateway": "10.201.%d.%d" % (i, rnd.choice([1, 254]))}}
+    return hv
+
+
+@pytest.mark.parametrize("hv", [fleet(30), one_rail(30), _odd_fleet(40, 1), _odd_fleet(40, 2)],
+                         ids=["two-rails", "one-rail", "overrides-1", "overrides-2"])
+def test_the_route_index_gives_each_node_exactly_the_compressed_routes(hv):
+    # The index path (the text dumps wrote) and the derivation from the table give the same slice, byte for byte.
+    plan = F["fabric_plan"](hv, list(hv))
+    text = F["fabric_plan_json"](plan)
+    assert "route_index" in json.loads(text)
+    for host in hv:
+        fast = F["fabric_plan_node"](text, host, routes_apart=True, route_ranges=True)
+        slow = F["fabric_plan_node"](plan, host, routes_apart=True, route_ranges=True)
+        assert json.dumps(fast) == json.dumps(slow), host
+
+
+def test_an_index_brought_by_a_plan_file_is_replaced_not_trusted():
+    hv = fleet(6)
+    data = json.loads(F["fabric_plan_json"](F["fabric_plan"](hv, list(hv))))
+    data["route_index"]["rail0"] = [{"dst": "192.0.2.0/24", "via": "192.0.2.1", "onlink": True}]
+    read = F["fabric_plan_read"](data, ["gpu01"], "/tmp/plan.json")
+    routes = F["fabric_plan_node"](F["fabric_plan_json"](read), "gpu01", routes_apart=True, route_ranges=True)["routes"]
+    assert [r["dst"] for r in routes["enp12s0np0.101"]] == ["10.101.0.0/24", "10.101.2.0/24"]

@@ -65,3 +65,23 @@ def test_the_last_route_of_a_range_is_arithmetic():
 def test_expand_refuses_a_range_it_cannot_stand_for(route):
     with pytest.raises(ValueError):
         rr.expand(route)
+
+
+@pytest.mark.parametrize("routes", [
+    pool_routes(12, -1),
+    [r for r in pool_routes(12, -1) if r["dst"] != "10.100.5.0/24"] + [{"dst": "10.100.5.0/24", "via": "10.100.5.1", "onlink": True}],
+    [{"dst": "fd00:0:0:%x::/64" % k, "via": "fd00:0:0:%x::1" % k, "metric": 1024} for k in range(1, 9)],
+    [{"dst": "192.0.2.%d/32" % k} for k in range(6)],
+], ids=["one-range", "an-odd-gateway", "ipv6", "no-next-hop"])
+def test_without_equals_compressing_without_the_route(routes):
+    whole = rr.compress(routes)
+    for route in routes:
+        rest = [r for r in routes if r is not route]
+        assert rr.without(whole, route) == rr.compress(rest), route["dst"]
+
+
+def test_without_leaves_ranges_alone_when_the_route_is_not_in_them():
+    whole = rr.compress(pool_routes(12, -1))
+    assert rr.without(whole, {"dst": "10.100.3.0/24", "via": "10.100.3.1", "onlink": True}) == whole  # another next hop
+    assert rr.without(whole, {"dst": "10.100.3.0/24", "via": "10.100.3.254"}) == whole  # not onlink
+    assert rr.without(whole, {"dst": "10.100.30.0/24", "via": "10.100.30.254", "onlink": True}) == whole
