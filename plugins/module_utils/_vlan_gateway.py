@@ -8,7 +8,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type  # noqa: UP001
 
+import hashlib
 import ipaddress
+import re
 import socket
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import (
@@ -30,6 +32,7 @@ RTNH_F_ONLINK = 4
 RT_TABLE_MAIN = 254
 RTPROT_KERNEL, RTPROT_RA, RTPROT_DHCP = 2, 9, 16
 U32_MAX = 0xFFFFFFFF
+_SAFE_PATH = re.compile(r'^/[A-Za-z0-9/._-]*$')
 # Sysctls of the gateway interface the module may manage (IPv4; per interface).
 SYSCTL_KEYS = ('forwarding', 'rp_filter', 'send_redirects')
 
@@ -450,8 +453,40 @@ def unit_name(name):
     return unit
 
 
-def render_unit(desired):
-    """A oneshot unit recreating the gateway with idempotent ip commands at boot.
+def routes_file_name(name):
+    """The file of the gateway's routes, beside its unit: systemd loads only files named like units."""
+    return unit_name(name)[:-len('.service')] + '.routes'
+
+
+def routes_file_path(host, unit_dir, name):
+    """Where the unit's ``ip -batch`` reads the routes. The path goes into an ExecStart line, so a unit_dir that
+    would need quoting or a systemd specifier there is refused, not escaped."""
+    if not _SAFE_PATH.match(unit_dir or ''):
+        raise GpufabricError(host, 'unit_dir', unit_dir, 'is not an absolute path of letters, digits, "/", ".", "_" and "-" '
+                             '(the unit reads its routes file by this path)', 'use a plain path such as /etc/systemd/system')
+    return '%s/%s' % (unit_dir.rstrip('/'), routes_file_name(name))
+
+
+def render_routes(desired):
+    """The routes as ``ip -batch`` lines, one per route: a boot runs one ``ip`` for all of them, where one ExecStart
+    line each would fork 80,000 processes on a node of a 10,000-node fabric, and the unit text (and its diff) would
+    grow with the fleet."""
+    name = unit_quote(desired['name'])
+    lines = []
+    for r in desired['routes'] or []:
+        cmd = 'route replace %s' % r['dst']
+        if r['via']:
+            cmd += ' via %s' % r['via']
+        cmd += ' dev %s proto static metric %d' % (name, r['metric'])
+        if r['onlink']:
+            cmd += ' onlink'
+        lines.append(cmd)
+    return '\n'.join(lines) + '\n' if lines else None
+
+
+def render_unit(desired, routes_path=None):
+    """A oneshot unit recreating the gateway with idempotent ip commands at boot; its routes from ``routes_path``
+    (``render_routes``), read by one ``ip -batch`` (``-force``: every line is tried, and a failed one fails the unit).
 
     Rendered from the arguments only (not from the live state), so it is stable."""
     # Validated names pass through shlex.quote unchanged; an unvalidated one raises here
@@ -477,14 +512,8 @@ def render_unit(desired):
     ]
     for addr in desired['addresses'] or []:
         lines.append('ExecStart=/sbin/ip address replace %s dev %s' % (addr, name))
-    for r in desired['routes'] or []:
-        cmd = 'ExecStart=/sbin/ip route replace %s' % r['dst']
-        if r['via']:
-            cmd += ' via %s' % r['via']
-        cmd += ' dev %s proto static metric %d' % (name, r['metric'])
-        if r['onlink']:
-            cmd += ' onlink'
-        lines.append(cmd)
+    if desired['routes'] and routes_path:
+        lines.append('ExecStart=/sbin/ip -force -batch %s' % routes_path)
     conf = '/proc/sys/net/ipv4/conf'
     if desired.get('forwarding') is not None:
         lines.append("ExecStart=/bin/sh -c 'echo %d > %s/%s/forwarding'" % (int(desired['forwarding']), conf, name))
@@ -515,11 +544,14 @@ def keep_unlisted_routes(desired, state):
     return kept
 
 
-def run(host, params, ipr, check_mode, *, fs=None, persist_fn=None):
+def run(host, params, ipr, check_mode, *, fs=None, persist_fn=None, file_fn=None):
     fs = fs or Sysfs()
     desired = validate_params(host, params)
     desired['state'] = params.get('state', 'present')
     desired['purge_routes'] = params.get('purge_routes') is not False
+    persisting = params.get('persist') or desired['state'] == 'absent'
+    # Checked with the other arguments, before anything changes.
+    routes_path = routes_file_path(host, params.get('unit_dir') or '/etc/systemd/system', desired['name']) if persisting else None
     state = read_state(ipr, desired['pf'], desired['name'])
     validate_state(host, desired, state)
     kept = keep_unlisted_routes(desired, state)
@@ -547,15 +579,39 @@ def run(host, params, ipr, check_mode, *, fs=None, persist_fn=None):
             result['ifindex'] = ipr.link_lookup(ifname=desired['name'])[0]
     result['diff'] = {'before': before, 'after': after}
     result['warnings'] = warnings
-    if params.get('persist') or desired['state'] == 'absent':
-        content = render_unit(desired) if desired['state'] == 'present' else None
-        presult = persist_fn(unit_name(desired['name']), content, desired['state']) if persist_fn else None
-        if presult is not None:
-            result['persist'] = {k: presult[k] for k in ('unit', 'path', 'changed', 'daemon_reload', 'systemd_running')}
-            if presult['changed']:
-                result['changed'] = True
-                before['unit'] = presult['before']
-                after['unit'] = presult['after']
-            if presult.get('warning'):
-                warnings.append(presult['warning'])
+    if persisting:
+        _persist(desired, result, routes_path, persist_fn, file_fn)
     return result
+
+
+def _file_summary(text):
+    # The routes file grows with the fleet; the diff names it by its size and digest (the routes are in the diff already).
+    if text is None:
+        return None
+    return {'routes': text.count('\n'), 'sha256': hashlib.sha256(text.encode('utf-8')).hexdigest()}
+
+
+def _persist(desired, result, path, persist_fn, file_fn):
+    """The unit and its routes file: the file written before the unit that reads it, removed after it."""
+    before, after = result['diff']['before'], result['diff']['after']
+    present = desired['state'] == 'present'
+    routes_text = render_routes(desired) if present else None
+    fresult = file_fn(path, routes_text) if file_fn and present else None
+    content = render_unit(desired, path) if present else None
+    presult = persist_fn(unit_name(desired['name']), content, desired['state']) if persist_fn else None
+    if file_fn and not present:
+        fresult = file_fn(path, None)
+    if presult is not None:
+        result['persist'] = {k: presult[k] for k in ('unit', 'path', 'changed', 'daemon_reload', 'systemd_running')}
+        if presult['changed']:
+            result['changed'] = True
+            before['unit'] = presult['before']
+            after['unit'] = presult['after']
+        if presult.get('warning'):
+            result['warnings'].append(presult['warning'])
+    if fresult is not None:
+        result.setdefault('persist', {})['routes_file'] = path
+        if fresult['changed']:
+            result['changed'] = result['persist']['changed'] = True
+            before['routes_file'] = _file_summary(fresult['before'])
+            after['routes_file'] = _file_summary(fresult['after'])

@@ -123,16 +123,21 @@ options:
   persist:
     description:
       - Also install C(/etc/systemd/system/gpufabric-vlan-<name>.service), a oneshot unit of idempotent
-        C(ip link add)/C(ip address replace)/C(ip route replace) commands and sysctl writes, and its
+        C(ip link add)/C(ip address replace) commands, one C(ip -force -batch) of the routes and sysctl writes, and its
         C(sys-subsystem-net-devices-<pf>.device.wants) symlink (what C(systemctl enable) creates), bound to the PF's device,
         started whenever it appears. A unit works the same under
         NetworkManager, systemd-networkd or ifupdown, which leave an unconfigured VLAN alone.
+      - The routes are in C(gpufabric-vlan-<name>.routes) beside the unit (systemd loads no such file), one
+        C(route replace) line each, so that a boot runs one C(ip) for all of them and the unit's text does not grow
+        with the fleet. The diff names that file by its route count and sha256, not its text.
       - C(systemctl daemon-reload) runs only when systemd is running (C(/run/systemd/system) exists);
         otherwise the files are still written.
     type: bool
     default: false
   unit_dir:
-    description: Directory of the persisted unit.
+    description:
+      - Directory of the persisted unit and its routes file.
+      - An absolute path of letters, digits, C(/), C(.), C(_) and C(-) (the unit names its routes file by it).
     type: path
     default: /etc/systemd/system
 attributes:
@@ -208,7 +213,9 @@ kept_routes:
   elements: str
   sample: [route_kept 10.255.0.8/30 via 10.255.0.10 metric 0 onlink]
 persist:
-  description: The persisted unit, its path, whether it changed, whether systemd was running and reloaded.
+  description:
+    - The persisted unit, its path, whether it changed, whether systemd was running and reloaded, and the path of its
+      routes file (C(routes_file)).
   returned: when O(persist=true) or O(state=absent)
   type: dict
 route_changes:
@@ -220,7 +227,8 @@ route_changes:
   sample: {added: [{dst: 10.255.0.8/30, via: 10.255.0.10, onlink: true, metric: 0}], removed: [], changed: []}
 diff:
   description:
-    - Interface, MTU, addresses, routes and sysctls before and after (and the unit text when it changed).
+    - Interface, MTU, addresses, routes and sysctls before and after (and the unit text when it changed, and the
+      routes file as its route count and sha256 when it changed).
     - The routes are in range form (see O(routes[].count)). Consecutive routes whose next hops sit at the same
       offset are one entry with C(count), so the diff of a gateway stays small at any fleet size.
   returned: always
@@ -259,7 +267,7 @@ def main():
         ),
         supports_check_mode=True,
     )
-    run_netlink_module(module, run)
+    run_netlink_module(module, run, files=True)
 
 
 if __name__ == '__main__':

@@ -14,7 +14,6 @@ a command). Skipped when the browser is absent, except in CI (CI=true), where a 
 
 import importlib.util
 import os
-import time
 
 import pytest
 import report_browser
@@ -80,9 +79,8 @@ def test_fleet_report_in_chromium():
     browser = _browser()
     matrix = fx.fleet_matrix()
     matrix["pcie"] = {"node0042": ["mlx5_3 0000:c1:00.0: link downtrained: x8 16.0 GT/s, capable of x16 32.0 GT/s"]}
-    t0 = time.monotonic()
+    # Not timed here (timings belong in benchmarks/); the render has the browser's own timeout (report_browser.py).
     doc = _render(browser, "fleet", matrix)
-    assert time.monotonic() - t0 < 20
     body = doc.find("html/body")
     assert body.get("data-heatmap-cells") == "8000" and body.get("data-heatmap-nodes") == "1000"
     rows = _heat_rows(doc)

@@ -14,7 +14,6 @@ import importlib.util
 import json
 import os
 import re
-import time
 
 import pytest
 
@@ -158,11 +157,10 @@ def test_the_filter_renders_the_page():
 
 # ---------------------------------------------------------------- 1,000 nodes x 8 rails
 
-def test_fleet_report_is_light_fast_and_names_the_culprits(fleet):
-    t0 = time.monotonic()
+def test_fleet_report_is_light_and_names_the_culprits(fleet):
+    # No timed assertion (house rule: timings belong in benchmarks/): at load 29 this render took over 2 s, against
+    # about 0.05 s on a quiet machine. The size is deterministic.
     text = rh.render_html(fleet)
-    elapsed = time.monotonic() - t0
-    assert elapsed < 2.0, elapsed  # about 0.05 s on the CI machine
     assert len(text.encode()) < 1_000_000, len(text)  # about 0.2 MB
     doc = fx.parse_html(text)
     assert_self_contained(text, doc)

@@ -176,10 +176,15 @@ def test_sysctls_of_new_interface_read_from_default(tmp_path):
 
 def test_render_unit():
     desired = vg.validate_params(HOST, params(rp_filter=2, send_redirects=False))
-    text = vg.render_unit(desired)
+    path = vg.routes_file_path(HOST, '/etc/systemd/system', desired['name'])
+    text = vg.render_unit(desired, path)
     assert 'ExecStart=-/sbin/ip link add link enp157s0np0 name enp157s0np0.100 type vlan id 100' in text
     assert 'ExecStart=/sbin/ip link set dev enp157s0np0.100 mtu 9000 up' in text
-    assert 'ExecStart=/sbin/ip route replace 10.255.0.4/30 via 10.255.0.6 dev enp157s0np0.100 proto static metric 0 onlink' in text
+    # The routes: one ip for all of them, from the file beside the unit (systemd loads no *.routes file).
+    assert path == '/etc/systemd/system/gpufabric-vlan-enp157s0np0.100.routes'
+    assert 'ExecStart=/sbin/ip -force -batch /etc/systemd/system/gpufabric-vlan-enp157s0np0.100.routes' in text
+    assert vg.render_routes(desired) == 'route replace 10.255.0.4/30 via 10.255.0.6 dev enp157s0np0.100 proto static metric 0 onlink\n'
+    assert 'route replace' not in text
     assert ("ExecStart=/bin/sh -c '[ $$(cat /proc/sys/net/ipv4/conf/all/rp_filter) -le 2 ] || "
             "echo 2 > /proc/sys/net/ipv4/conf/all/rp_filter'") in text
     assert vg.unit_name('enp157s0np0.100') == 'gpufabric-vlan-enp157s0np0.100.service'
@@ -235,15 +240,23 @@ def test_render_unit_of_a_legit_name_is_unchanged_by_quoting():
 
 
 def _kept_run(monkeypatch, purge, persisted):
+    """``persisted``: the unit's text, then the routes file's."""
     current = link(routes=[{'dst': '10.255.0.4/30', 'via': '10.255.0.6', 'onlink': True, 'metric': 0},
                            {'dst': '10.255.0.8/30', 'via': '10.255.0.10', 'onlink': True, 'metric': 0}])
     monkeypatch.setattr(vg, 'read_state', lambda ipr, pf, name: {'pf': PF, 'link': current})
     monkeypatch.setattr(vg, 'read_sysctls', lambda fs, paths, name, exists: {p: 1 for p in paths})
+    files = {}
 
     def persist(unit, content, state):
         persisted.append(content)
-    return vg.run(HOST, params(purge_routes=purge, persist=True), object(), True,
-                  fs=Sysfs('/nonexistent', '/nonexistent'), persist_fn=persist)
+
+    def write(path, content):
+        files[path] = content
+        return {'changed': True, 'before': None, 'after': content}
+    result = vg.run(HOST, params(purge_routes=purge, persist=True, unit_dir='/etc/systemd/system'), object(), True,
+                    fs=Sysfs('/nonexistent', '/nonexistent'), persist_fn=persist, file_fn=write)
+    persisted.append(files['/etc/systemd/system/gpufabric-vlan-enp157s0np0.100.routes'])
+    return result
 
 
 def test_purge_routes_false_removes_no_route_and_persists_the_kept_ones(monkeypatch):
@@ -255,7 +268,9 @@ def test_purge_routes_false_removes_no_route_and_persists_the_kept_ones(monkeypa
     # The diff is in range form: the two routes are consecutive /30s with the next hop at the same offset.
     assert result['diff']['after']['routes'] == [{'dst': '10.255.0.4/30', 'via': '10.255.0.6', 'onlink': True, 'metric': 0, 'count': 2}]
     assert result['route_changes'] == {'added': [], 'removed': [], 'changed': []}
-    assert 'ip route replace 10.255.0.8/30 via 10.255.0.10 dev enp157s0np0.100 proto static metric 0 onlink' in persisted[0]
+    assert 'route replace 10.255.0.8/30 via 10.255.0.10 dev enp157s0np0.100 proto static metric 0 onlink' in persisted[1]
+    # The routes file is in the diff by its size and digest, not its text (it grows with the fleet).
+    assert result['diff']['after']['routes_file']['routes'] == 2 and result['diff']['before']['routes_file'] is None
 
 
 def test_purge_routes_true_removes_the_unlisted_route(monkeypatch):
@@ -263,7 +278,7 @@ def test_purge_routes_true_removes_the_unlisted_route(monkeypatch):
     result = _kept_run(monkeypatch, True, persisted)
     assert 'route_del 10.255.0.8/30 via 10.255.0.10 metric 0 onlink' in result['actions']
     assert 'kept_routes' not in result
-    assert '10.255.0.8/30' not in persisted[0]
+    assert '10.255.0.8/30' not in persisted[1]
 
 
 # --- routes in range form (count) ----------------------------------------------------------------------------
@@ -278,7 +293,7 @@ def test_a_range_stands_for_its_routes_in_the_desired_state_and_the_unit():
     desired = vg.validate_params(HOST, params(routes=[dict(route('10.100.0.0/24', '10.100.0.254', True), count=3)]))
     assert [(r['dst'], r['via']) for r in desired['routes']] == [
         ('10.100.0.0/24', '10.100.0.254'), ('10.100.1.0/24', '10.100.1.254'), ('10.100.2.0/24', '10.100.2.254')]
-    assert 'ip route replace 10.100.2.0/24 via 10.100.2.254 dev enp157s0np0.100 proto static metric 0 onlink' in vg.render_unit(desired)
+    assert 'route replace 10.100.2.0/24 via 10.100.2.254 dev enp157s0np0.100 proto static metric 0 onlink' in vg.render_routes(desired)
 
 
 def test_a_range_changes_only_the_routes_that_differ_and_reports_them_as_ranges(monkeypatch):
@@ -320,3 +335,22 @@ def test_a_bad_range_is_refused_by_the_route_the_user_wrote(routes, expected):
     with pytest.raises(GpufabricError) as exc:
         vg.validate_params(HOST, params(routes=routes))
     assert str(exc.value) == expected
+
+
+def test_a_unit_dir_that_would_need_quoting_is_refused_before_anything_changes():
+    calls = []
+    with pytest.raises(GpufabricError) as exc:
+        vg.run(HOST, params(persist=True, unit_dir='/etc/systemd/system $(id)'), NoNetlink(), False,
+               fs=Sysfs('/nonexistent', '/nonexistent'), persist_fn=lambda *a: calls.append(a), file_fn=lambda *a: calls.append(a))
+    assert str(exc.value).startswith('node1: unit_dir="/etc/systemd/system $(id)": is not an absolute path of letters')
+    assert calls == []
+
+
+def test_absent_removes_the_unit_before_its_routes_file(monkeypatch):
+    monkeypatch.setattr(vg, 'read_state', lambda ipr, pf, name: {'pf': PF, 'link': None})
+    order = []
+    result = vg.run(HOST, params(state='absent', unit_dir='/u'), object(), True, fs=Sysfs('/nonexistent', '/nonexistent'),
+                    persist_fn=lambda unit, content, state: order.append(('unit', unit, content)) or None,
+                    file_fn=lambda path, content: order.append(('file', path, content)) or {'changed': True, 'before': 'x\n', 'after': None})
+    assert order == [('unit', 'gpufabric-vlan-enp157s0np0.100.service', None), ('file', '/u/gpufabric-vlan-enp157s0np0.100.routes', None)]
+    assert result['changed'] and result['diff']['after']['routes_file'] is None
