@@ -5,6 +5,7 @@
 import pytest
 
 from ansible_collections.gpufabric.roce.plugins.module_utils import _vlan_gateway as vg
+from ansible_collections.gpufabric.roce.plugins.module_utils import _vlan_gateway_unit as vu
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError, Sysfs
 
 HOST = 'node1'
@@ -176,18 +177,18 @@ def test_sysctls_of_new_interface_read_from_default(tmp_path):
 
 def test_render_unit():
     desired = vg.validate_params(HOST, params(rp_filter=2, send_redirects=False))
-    path = vg.routes_file_path(HOST, '/etc/systemd/system', desired['name'])
-    text = vg.render_unit(desired, path)
+    path = vu.routes_file_path(HOST, '/etc/systemd/system', desired['name'])
+    text = vu.render_unit(desired, path)
     assert 'ExecStart=-/sbin/ip link add link enp157s0np0 name enp157s0np0.100 type vlan id 100' in text
     assert 'ExecStart=/sbin/ip link set dev enp157s0np0.100 mtu 9000 up' in text
     # The routes: one ip for all of them, from the file beside the unit (systemd loads no *.routes file).
     assert path == '/etc/systemd/system/gpufabric-vlan-enp157s0np0.100.routes'
     assert 'ExecStart=/sbin/ip -force -batch /etc/systemd/system/gpufabric-vlan-enp157s0np0.100.routes' in text
-    assert vg.render_routes(desired) == 'route replace 10.255.0.4/30 via 10.255.0.6 dev enp157s0np0.100 proto static metric 0 onlink\n'
+    assert vu.render_routes(desired) == 'route replace 10.255.0.4/30 via 10.255.0.6 dev enp157s0np0.100 proto static metric 0 onlink\n'
     assert 'route replace' not in text
     assert ("ExecStart=/bin/sh -c '[ $$(cat /proc/sys/net/ipv4/conf/all/rp_filter) -le 2 ] || "
             "echo 2 > /proc/sys/net/ipv4/conf/all/rp_filter'") in text
-    assert vg.unit_name('enp157s0np0.100') == 'gpufabric-vlan-enp157s0np0.100.service'
+    assert vu.unit_name('enp157s0np0.100') == 'gpufabric-vlan-enp157s0np0.100.service'
     # Bound to the PF's device and started by it whenever it appears (see test_sriov_vf.test_render_unit).
     lines = text.splitlines()
     assert 'BindsTo=sys-subsystem-net-devices-enp157s0np0.device' in lines
@@ -226,14 +227,14 @@ def test_render_unit_never_writes_an_unsafe_name(field):
     desired = vg.validate_params(HOST, params())
     desired[field] = "x';reboot;'"  # as if a caller skipped validate_params
     with pytest.raises(ValueError):
-        vg.render_unit(desired)
+        vu.render_unit(desired)
     with pytest.raises(ValueError):
-        vg.unit_name('x$(id)')
+        vu.unit_name('x$(id)')
 
 
 def test_render_unit_of_a_legit_name_is_unchanged_by_quoting():
     desired = vg.validate_params(HOST, params(name='vlan-100_a.b', rp_filter=2, send_redirects=False))
-    text = vg.render_unit(desired)
+    text = vu.render_unit(desired)
     assert 'ExecStart=-/sbin/ip link add link enp157s0np0 name vlan-100_a.b type vlan id 100' in text
     assert "ExecStart=/bin/sh -c 'echo 1 > /proc/sys/net/ipv4/conf/vlan-100_a.b/forwarding'" in text
     assert "ExecStart=/bin/sh -c 'echo 2 > /proc/sys/net/ipv4/conf/vlan-100_a.b/rp_filter'" in text
@@ -293,7 +294,7 @@ def test_a_range_stands_for_its_routes_in_the_desired_state_and_the_unit():
     desired = vg.validate_params(HOST, params(routes=[dict(route('10.100.0.0/24', '10.100.0.254', True), count=3)]))
     assert [(r['dst'], r['via']) for r in desired['routes']] == [
         ('10.100.0.0/24', '10.100.0.254'), ('10.100.1.0/24', '10.100.1.254'), ('10.100.2.0/24', '10.100.2.254')]
-    assert 'route replace 10.100.2.0/24 via 10.100.2.254 dev enp157s0np0.100 proto static metric 0 onlink' in vg.render_routes(desired)
+    assert 'route replace 10.100.2.0/24 via 10.100.2.254 dev enp157s0np0.100 proto static metric 0 onlink' in vu.render_routes(desired)
 
 
 def test_a_range_changes_only_the_routes_that_differ_and_reports_them_as_ranges(monkeypatch):
