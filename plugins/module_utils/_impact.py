@@ -70,7 +70,7 @@ def gateway_impact(result):
         "routes_removed": [_route_key(r) for r in changes.get("removed") or []],
         "routes_changed": [_route_key(r) for r in changes.get("changed") or []],
         "route_counts": {k: total(changes.get(k)) for k in ("added", "removed", "changed")},
-        "routes_kept": len(result.get("kept_routes") or []),
+        "routes_kept": total(changes.get("kept")),
         "addresses_added": sorted(set(after.get("addresses") or []) - set(before.get("addresses") or [])),
         "addresses_removed": sorted(set(before.get("addresses") or []) - set(after.get("addresses") or [])),
         "mtu": [before.get("mtu"), after.get("mtu")] if before.get("present") and before.get("mtu") != after.get("mtu") else None,

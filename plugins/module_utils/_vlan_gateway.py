@@ -472,6 +472,8 @@ def run(host, params, ipr, check_mode, *, fs=None, persist_fn=None, file_fn=None
         result['kept_routes'] = describe_all([('route_kept', r) for r in kept])
     if desired['state'] == 'present' and desired['routes'] is not None:
         result['route_changes'] = route_changes(state['link']['routes'] if state['link'] else [], desired['routes'])
+        if kept:
+            result['route_changes']['kept'] = _route_ranges.compress(kept)
     if not check_mode and actions:
         index = apply(host, ipr, fs, desired=desired, state=state, actions=actions)
         if desired['state'] == 'present':

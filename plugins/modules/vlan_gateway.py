@@ -221,7 +221,8 @@ persist:
 route_changes:
   description:
     - The routes added, removed, and changed (another next hop or O(routes[].onlink)), each in range form (see
-      O(routes[].count)). The change-impact report of C(playbooks/site.yml) reads these.
+      O(routes[].count)); with O(purge_routes=false), also C(kept), the unlisted routes kept. The change-impact report
+      of C(playbooks/site.yml) reads these.
   returned: when O(state=present) and O(routes) is given
   type: dict
   sample: {added: [{dst: 10.255.0.8/30, via: 10.255.0.10, onlink: true, metric: 0}], removed: [], changed: []}

@@ -143,3 +143,11 @@ def test_a_first_rollout_at_fleet_scale_lists_its_routes_as_ranges():
     assert row["disruption"] == im.NONE
     assert row["changes"] == ["gateway eth0.100: created; +999 route(s) (10.100.0.0/30 via 10.100.0.2 .. 10.100.0.8/30 via 10.100.0.10 "
                               "(3 routes), 10.100.0.16/30 via 10.100.0.18 .. 10.100.15.156/30 via 10.100.15.158 (996 routes))"]
+
+
+def test_kept_routes_are_counted_as_routes_not_ranges():
+    # A slice without the plan keeps the routes it cannot account for; the module reports them as ranges.
+    gw = _gw("eth0.100", [("10.1.%d.0/24" % k, "10.1.%d.1" % k) for k in range(5)], [("10.1.%d.0/24" % k, "10.1.%d.1" % k) for k in range(5)])
+    gw["route_changes"]["kept"] = rr.compress([{"dst": "10.2.%d.0/24" % k, "via": "10.2.%d.1" % k, "onlink": True} for k in range(40)])
+    assert len(gw["route_changes"]["kept"]) == 1
+    assert im.gateway_impact(gw)["routes_kept"] == 40

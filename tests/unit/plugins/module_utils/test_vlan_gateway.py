@@ -268,7 +268,8 @@ def test_purge_routes_false_removes_no_route_and_persists_the_kept_ones(monkeypa
     assert result['kept_routes'] == ['route_kept 10.255.0.8/30 via 10.255.0.10 metric 0 onlink']
     # The diff is in range form: the two routes are consecutive /30s with the next hop at the same offset.
     assert result['diff']['after']['routes'] == [{'dst': '10.255.0.4/30', 'via': '10.255.0.6', 'onlink': True, 'metric': 0, 'count': 2}]
-    assert result['route_changes'] == {'added': [], 'removed': [], 'changed': []}
+    assert result['route_changes'] == {'added': [], 'removed': [], 'changed': [],
+                                       'kept': [{'dst': '10.255.0.8/30', 'via': '10.255.0.10', 'onlink': True, 'metric': 0}]}
     assert 'route replace 10.255.0.8/30 via 10.255.0.10 dev enp157s0np0.100 proto static metric 0 onlink' in persisted[1]
     # The routes file is in the diff by its size and digest, not its text (it grows with the fleet).
     assert result['diff']['after']['routes_file']['routes'] == 2 and result['diff']['before']['routes_file'] is None
