@@ -240,8 +240,8 @@ def test_free_strategy_and_each_node_reads_its_slice(tmp_path):
     item = res["results"][0] if "results" in res else res
     args = item["invocation"]["module_args"]
     assert args["name"] == "gpf-nopf0.100" and args["addresses"] == ["10.255.0.10/30"]
-    assert [r["dst"] for r in args["routes"]] == ["10.255.0.0/30", "10.255.0.4/30", "10.255.0.12/30", "10.255.0.16/30"]
-    assert {r["via"] for r in args["routes"]} == {"10.255.0.2", "10.255.0.6", "10.255.0.14", "10.255.0.18"}
+    # In range form (vlan_gateway's routes[].count): the two nodes before gpu-0003 and the two after it.
+    assert [(r["dst"], r["via"], r["count"]) for r in args["routes"]] == [("10.255.0.0/30", "10.255.0.2", 2), ("10.255.0.12/30", "10.255.0.14", 2)]
     assert "gpf-nopf0" in item["msg"]
     # No node planned the group again: the play handed the table to the role.
     planned = [e for e in result.events if e.get("event") == "runner_on_ok" and "pod network once" in e["event_data"].get("task", "")]
