@@ -76,7 +76,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._route_ranges impor
 
 def plain_routes(call):
     """The routes a gateway call stands for (the roles pass them in range form), as a set."""
-    return {json.dumps(r, sort_keys=True) for e in call["routes"] for r in expand(dict(e, count=e.get("count") or 1))}
+    return {json.dumps(r, sort_keys=True) for e in call["routes"] for r in expand(e)}
 
 
 STAND_IN_MODULES = ("sriov_vf", "vlan_gateway")

@@ -32,7 +32,7 @@ import hashlib
 import json
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError, parse_bool
-from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import gateway_args_list, is_fabric_table
+from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import gateway_args_list, is_fabric_table, rail_entries, route_to
 from ansible_collections.gpufabric.roce.plugins.module_utils._route_ranges import compress, without
 
 PLAN_KIND = 'gpufabric.roce/fabric-plan'
@@ -84,8 +84,8 @@ def route_index(table):
     deriving them from the table is O(nodes) per rail: 0.6 s per node at 10,000 x 8, in every node's worker."""
     by_rail = {}
     for f in table['nodes'].values():
-        for r in f['rails'] if 'rails' in f else (dict(f, rail=''),):
-            by_rail.setdefault(r['rail'], []).append({'dst': r['subnet'], 'via': r['gateway'], 'onlink': True})
+        for r in rail_entries(f):
+            by_rail.setdefault(r['rail'], []).append(route_to(r))
     return {rail: compress(routes) for rail, routes in by_rail.items()}
 
 
@@ -148,10 +148,6 @@ def _parsed(text):
     return data
 
 
-# The last compact slice made in this process: the gateway task templates its routes once per rail, each the same slice.
-_LAST_SLICE = [None, None]
-
-
 def node_slice(data, host, routes_apart=False, route_ranges=False):
     """What ``host``'s host phases read: its gateways (one per rail, with their routes and VF settings) and
     whether its gateways may remove routes they do not list. A bare ``fabric_table`` (the role's input before
@@ -167,15 +163,6 @@ def node_slice(data, host, routes_apart=False, route_ranges=False):
 
     ``route_ranges``: each rail's routes in range form (``_route_ranges``): two entries per rail for a pool-carved fabric
     instead of one per other node, in the gateway's arguments, its diff and its registered result alike."""
-    if route_ranges and isinstance(data, str):
-        key = (data, host, bool(routes_apart))
-        if _LAST_SLICE[0] != key:
-            _LAST_SLICE[:] = [key, _node_slice(data, host, routes_apart, True)]
-        return copy.deepcopy(_LAST_SLICE[1])
-    return _node_slice(data, host, routes_apart, route_ranges)
-
-
-def _node_slice(data, host, routes_apart, route_ranges):
     cached = isinstance(data, str)
     if cached:
         data = _parsed(data)
@@ -185,9 +172,8 @@ def _node_slice(data, host, routes_apart, route_ranges):
     index = data.get(INDEX) if cached and plan and route_ranges else None
     out = {'rails': gateway_args_list(table, host, with_routes=index is None), 'purge_routes': bool(data['complete']) if plan else True}
     if index is not None:
-        me = table['nodes'][host]
-        for rail, own in zip(out['rails'], me['rails'] if 'rails' in me else (dict(me, rail=''),)):
-            rail['routes'] = without(copy.deepcopy(index[own['rail']]), {'dst': own['subnet'], 'via': own['gateway'], 'onlink': True})
+        for rail, own in zip(out['rails'], rail_entries(table['nodes'][host])):
+            rail['routes'] = without(copy.deepcopy(index[own['rail']]), route_to(own))
     elif route_ranges:
         for r in out['rails']:
             r['routes'] = compress(r['routes'])

@@ -370,6 +370,17 @@ def is_fabric_table(data):
     return isinstance(data, dict) and data.get('kind') == FABRIC_KIND and isinstance(data.get('nodes'), dict)
 
 
+def route_to(entry):
+    """The onlink route to a node's (or a node's rail's) pod subnet via its gateway: what every other node of the rail
+    installs for it."""
+    return {'dst': entry['subnet'], 'via': entry['gateway'], 'onlink': True}
+
+
+def rail_entries(node):
+    """A node's table entries, one per rail; a one-rail node is one rail named ''."""
+    return node['rails'] if 'rails' in node else (dict(node, rail=''),)
+
+
 def gateway_args(table, host, with_routes=True):
     """vlan_gateway arguments of ``host`` from a validated ``fabric_table``: its gateway address on
     ``<pf>.<vlan>`` and an onlink route to every other node's pod subnet via that node's gateway
@@ -387,11 +398,10 @@ def gateway_args(table, host, with_routes=True):
         'name': '%s.%d' % (me['pf'], me['vlan_id']),
         'mtu': me['mtu'],
         'addresses': ['%s/%s' % (me['gateway'], me['subnet'].rsplit('/', 1)[1])],
-        'routes': [{'dst': f['subnet'], 'via': f['gateway'], 'onlink': True} for n, f in nodes.items() if n != host] if with_routes else None,
-        **_qos_of(table, me),
     }
-    if not with_routes:
-        del out['routes']
+    if with_routes:
+        out['routes'] = [route_to(f) for n, f in nodes.items() if n != host]
+    out.update(_qos_of(table, me))
     return out
 
 
@@ -412,14 +422,7 @@ def gateway_args_list(table, host, with_routes=True):
         return [gateway_args(table, host, with_routes)]
     out = []
     for r in me['rails']:
-        routes = []
-        for n, f in nodes.items() if with_routes else ():
-            if n == host:
-                continue
-            for other in f.get('rails', ()):
-                if other['rail'] == r['rail']:
-                    routes.append({'dst': other['subnet'], 'via': other['gateway'], 'onlink': True})
-        out.append({
+        gw = {
             'rail': r['rail'],
             'pf': r['pf'],
             'vlan_id': r['vlan_id'],
@@ -429,11 +432,12 @@ def gateway_args_list(table, host, with_routes=True):
             'sriov_pf': r['sriov_pf'],
             'vfs': r.get('vfs') or [],
             'addresses': ['%s/%s' % (r['gateway'], r['subnet'].rsplit('/', 1)[1])],
-            'routes': routes,
-            **_qos_of(table, r),
-        })
-        if not with_routes:
-            del out[-1]['routes']
+        }
+        if with_routes:
+            gw['routes'] = [route_to(other) for n, f in nodes.items() if n != host
+                            for other in f.get('rails', ()) if other['rail'] == r['rail']]
+        gw.update(_qos_of(table, r))
+        out.append(gw)
     return out
 
 

@@ -34,7 +34,7 @@ _spec.loader.exec_module(route_ranges)
 
 
 def plain_routes(call):
-    return [r for entry in call["routes"] for r in route_ranges.expand(dict(entry, count=entry.get("count") or 1))]
+    return [r for entry in call["routes"] for r in route_ranges.expand(entry)]
 
 
 STAND_IN = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
