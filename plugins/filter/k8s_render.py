@@ -62,6 +62,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_operator impor
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov import SRIOV_PER_HOST_KEYS, render_sriov
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov_pool import POOL_PER_HOST_KEYS, pool_overlaps, render_pool_configs
 from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import fabric_table, is_fabric_table
+from ansible_collections.gpufabric.roce.plugins.module_utils._rails import ROCE_DEFAULTS
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_status import (
     allocatable_mismatches,
     deployments_unavailable,
@@ -148,7 +149,7 @@ def nic_config_templates(hostvars, hosts, defaults=None, table=None):
     hosts, cfg = _hosts(hosts), _plain(defaults or {})
     view = _view(hostvars)
     via = {h: _view_inputs(view, h, ("roce_qos_via",)).get("roce_qos_via") for h in hosts}
-    if all((v if v not in (None, "") else cfg.get("roce_qos_via") or "host") == "host" for v in via.values()):
+    if all((v if v not in (None, "") else cfg.get("roce_qos_via") or ROCE_DEFAULTS["roce_qos_via"]) == "host" for v in via.values()):
         return {"templates": [], "devices": []}  # the host_network phase applies every node's QoS (or none has any)
     table = _plain(table)
     try:

@@ -42,6 +42,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import 
     _slug,
 )
 from ansible_collections.gpufabric.roce.plugins.module_utils._qos import pfc_string, prio_mask
+from ansible_collections.gpufabric.roce.plugins.module_utils._rails import ROCE_DEFAULTS
 
 NIC_CONFIG_API_VERSION = "configuration.net.nvidia.com/v1alpha1"
 NIC_CONFIG_KIND = "NicConfigurationTemplate"
@@ -62,8 +63,8 @@ NIC_CONFIG_BUILTIN_DEFAULTS = {
     "sriov_networks_namespace": "nvidia-network-operator",
     "sriov_networks_name_prefix": "roce",
     "roce_nic_config_node_selector": {},
-    "roce_num_vfs": 8,
-    "roce_qos_via": "host",
+    "roce_num_vfs": ROCE_DEFAULTS["roce_num_vfs"],
+    "roce_qos_via": ROCE_DEFAULTS["roce_qos_via"],
 }
 QOS_VIA = ("host", "operator")
 _NIC_TYPE_FIX = ("set it to the PCI device id of the rail's NIC as NicDevice status.type shows it, quoted: %s (lspci -n -d 15b3: "

@@ -77,7 +77,6 @@ VF_MODES = ("operator", "host")
 # and each node's hostvars override both. Keys are the inventory variable names.
 SRIOV_BUILTIN_DEFAULTS = {
     **ROCE_DEFAULTS,
-    "roce_vf_mode": "operator",
     "sriov_networks_namespace": "nvidia-network-operator",
     "sriov_networks_resource_prefix": "nvidia.com",
     "sriov_networks_ipam": "host-local",

@@ -41,10 +41,10 @@ OVERRIDE_KEYS = ('pf', 'vlan', 'subnet', 'gateway', 'num_vfs', 'mtu', 'resource_
                  'vfs', 'qos', 'nic_type', 'pci_address')
 RAIL_NAME_RE = re.compile(r'[a-z0-9]([a-z0-9-]{0,13}[a-z0-9])?')
 DEFAULT_SUBNET_PREFIX = 24
-# The node variables every phase falls back to when the inventory leaves them out: one copy, read by the
-# gateway planner, the SR-IOV renderer and the rails filter. The roles' defaults in YAML (`roce_mtu | default(9000)`)
-# still name the same values, since the role-argument errors quote those templates to the user (_role_args.fix_text).
-ROCE_DEFAULTS = {'roce_num_vfs': 8, 'roce_mtu': 9000, 'roce_vlan_id': 100}
+# The shared fabric variables' defaults when the inventory leaves them out: the one copy. The gateway planner, the
+# SR-IOV and NicConfigurationTemplate renderers and the rails filter read it here, the roles' YAML through the
+# gpufabric.roce.roce_default lookup (`roce_mtu | default(lookup('gpufabric.roce.roce_default', 'roce_mtu'))`).
+ROCE_DEFAULTS = {'roce_num_vfs': 8, 'roce_mtu': 9000, 'roce_vlan_id': 100, 'roce_vf_mode': 'operator', 'roce_qos_via': 'host'}
 
 # What a rail's keys are called in the one-rail variables: the renderers' checks blame these,
 # and rail_field() maps them back to the rail's own key for the message.

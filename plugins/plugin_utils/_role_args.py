@@ -13,6 +13,7 @@ from jinja2 import Environment, meta
 from jinja2.exceptions import TemplateSyntaxError
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import format_error, strings_in
+from ansible_collections.gpufabric.roce.plugins.module_utils._rails import ROCE_DEFAULTS
 
 # A value whose template reads variables by a computed name cannot be keyed by the names it
 # mentions; it is templated for every host (correct, just not shared).
@@ -166,6 +167,15 @@ def field_of(message, options):
     return max(found, key=len) if found else None
 
 
+# The roles read the shared fabric defaults through this lookup; a message shows the value instead (default(9000)).
+_ROCE_DEFAULT_LOOKUP = re.compile(r"""lookup\(\s*['"]gpufabric\.roce\.roce_default['"]\s*,\s*['"](\w+)['"]\s*\)""")
+
+
+def _shown_default(match):
+    name = match.group(1)
+    return repr(ROCE_DEFAULTS[name]) if name in ROCE_DEFAULTS else match.group(0)
+
+
 def fix_text(option, spec, source, default_expr):
     """How to fix ``option``: set it (or the inventory variable its role default reads)."""
     want = expected_text(spec or {})
@@ -173,7 +183,7 @@ def fix_text(option, spec, source, default_expr):
         names = sorted(refs(default_expr)[0] - {'omit'})
         if names:
             return 'the role default of %s is %s: set %s to %s, or set %s itself' % (
-                option, '%s' % default_expr, ' / '.join(names), want, option)
+                option, _ROCE_DEFAULT_LOOKUP.sub(_shown_default, '%s' % default_expr), ' / '.join(names), want, option)
     return 'set %s to %s in the inventory (group_vars/host_vars) or as an extra var' % (option, want)
 
 

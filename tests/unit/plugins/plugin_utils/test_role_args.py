@@ -13,6 +13,8 @@ from ansible.template import Templar, trust_as_template
 
 from ansible_collections.gpufabric.roce.plugins.action.validate_role_arguments import ActionModule
 from ansible_collections.gpufabric.roce.plugins.plugin_utils import _role_args as ra
+from roce_default_standin import patched as roce_default_standin
+from roce_default_standin import without_roce_default
 
 
 def test_refs_see_names_through_ansible_filters_and_tests():
@@ -88,13 +90,12 @@ def test_problem_lines_group_hosts_and_cap():
 
 
 def _lookup_defaults():
-    # Role defaults that call lookups (env) need Ansible's plugin loader, which a unit test must not
-    # install (it takes over the import of ansible_collections.*): those options get plain values.
+    # The other lookups (env) get plain values.
     roles = os.path.join(os.path.dirname(ra.__file__), os.pardir, os.pardir, 'roles')
     out = {}
     for role in ('preflight', 'host_network', 'rdma_verify'):
         with open(os.path.join(roles, role, 'defaults', 'main.yml')) as fh:
-            out.update({k: '/srv/%s' % k for k, v in (yaml.safe_load(fh) or {}).items() if 'lookup(' in '%s' % v})
+            out.update({k: '/srv/%s' % k for k, v in without_roce_default(yaml.safe_load(fh) or {}).items() if 'lookup(' in '%s' % v})
     return out
 
 
@@ -119,7 +120,8 @@ def run_action(hosts, roles, play_hosts=None):
     task.check_mode = False
     action = ActionModule(task, mock.MagicMock(), mock.MagicMock(), loader=loader, templar=Templar(loader=loader), shared_loader_obj=None)
     task_vars = {'hostvars': hv, 'ansible_play_hosts_all': play_hosts or list(hosts), 'playbook_dir': '/srv/site'}
-    with mock.patch.object(ActionBase, 'run', return_value={}):
+    with mock.patch.object(ActionBase, 'run', return_value={}), \
+            roce_default_standin():
         return action.run(task_vars=task_vars), hv
 
 

@@ -16,6 +16,8 @@ from ansible.template import Templar, trust_as_template
 from ansible_collections.gpufabric.roce.plugins.module_utils._perftest import PerftestError
 from ansible_collections.gpufabric.roce.plugins.module_utils._perftest import validate as perftest_validate
 from ansible_collections.gpufabric.roce.plugins.action.validate_role_arguments import ActionModule
+from roce_default_standin import patched as roce_default_standin
+
 from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_checks import NOT_SHOWN, output_dir_problems, redact, role_problems, secret_field
 
 HN = {'host_network_vf_mode': 'host', 'host_network_num_vfs': 8, 'host_network_sriov_pf': 'eni10np1', 'host_network_vfs': []}
@@ -176,7 +178,7 @@ def _run(hosts, roles):
     hv = mock.MagicMock()
     hv.raw_get.side_effect = lambda h: hosts[h]
     task_vars = {'hostvars': hv, 'ansible_play_hosts_all': list(hosts), 'playbook_dir': '/srv/site', 'groups': {'all': list(hosts)}}
-    with mock.patch.object(ActionBase, 'run', return_value={}):
+    with mock.patch.object(ActionBase, 'run', return_value={}), roce_default_standin():
         return action.run(task_vars=task_vars)
 
 
