@@ -246,3 +246,22 @@ def test_free_strategy_and_each_node_reads_its_slice(tmp_path):
     # No node planned the group again: the play handed the table to the role.
     planned = [e for e in result.events if e.get("event") == "runner_on_ok" and "pod network once" in e["event_data"].get("task", "")]
     assert planned == []
+
+
+def test_a_node_whose_play_did_not_plan_reads_the_group_plan_for_itself(tmp_path):
+    # The role on its own (no site.yml to hand it the plan), and the play's first host has no gateway, so it skips the
+    # run-once planning task: each other node reads the group's plan for itself, through the vars lookup that keeps the
+    # group plan from being rendered when a plan was given (tests/unit/test_host_network_plan_var.py).
+    pdd = make_job(tmp_path, 3, host_vars={"gpu-0001": {"host_network_vlan_gateway": False}})
+    (pdd / "project").mkdir()
+    (pdd / "project" / "plan.yml").write_text(yaml.safe_dump([{
+        "name": "The role's plan tasks alone", "hosts": "roce_nodes", "gather_facts": False,
+        "tasks": [{"ansible.builtin.import_role": {"name": "gpufabric.roce.host_network", "tasks_from": "plan.yml"}}],
+    }]))
+    result = run(pdd, playbook="plan.yml")
+    assert result.status == "successful", failure_messages(result)
+    assert ("runner_on_skipped", "gpu-0001", "Validate every node's pod network once (one pass over the group)") in results(result, ["gpu-0001"])
+    rails = {e["event_data"]["host"]: e["event_data"]["res"]["ansible_facts"]["__host_network_rails"]
+             for e in result.events if e.get("event") == "runner_on_ok" and e["event_data"].get("task") == "This node's rails"}
+    assert set(rails) == {"gpu-0002", "gpu-0003"}
+    assert rails["gpu-0002"][0]["addresses"] == ["10.255.0.6/30"] and rails["gpu-0003"][0]["addresses"] == ["10.255.0.10/30"]
