@@ -69,3 +69,10 @@ def test_documented_defaults_of_shared_variables_are_the_table():
                     found += 1
                     assert spec['default'] == ROCE_DEFAULTS[name], (path, name, spec['default'])
     assert found >= 4
+
+
+def test_the_inventory_reference_shows_the_table():
+    # docs/inventory.md's variable table: the default column of each shared variable.
+    with open(os.path.join(REPO, 'docs', 'inventory.md')) as fh:
+        rows = dict(re.findall(r"^\| `(roce_[a-z_]+)` \| `([^`]*)` \|", fh.read(), re.M))
+    assert {k: rows.get(k) for k in SHARED} == {k: str(ROCE_DEFAULTS[k]) for k in SHARED}
