@@ -89,8 +89,9 @@ def measure(ns, nodes, rails, per_process_rails, workdir):
     for line in lines:
         subprocess.run(["ip", "-n", ns] + line.split(), check=True)
     per_process = time.monotonic() - start
-    if static_routes(ns) != len(lines):
-        raise SystemExit("the per-route processes installed %d routes, expected %d" % (static_routes(ns), len(lines)))
+    installed = static_routes(ns)
+    if installed != len(lines):
+        raise SystemExit("the per-route processes installed %d routes, expected %d" % (installed, len(lines)))
     ip(ns, "route", "flush", "proto", "static")
     for name in files:
         ip(ns, "link", "del", name)

@@ -16,9 +16,8 @@ from ansible.template import Templar, trust_as_template
 from ansible_collections.gpufabric.roce.plugins.module_utils._perftest import PerftestError
 from ansible_collections.gpufabric.roce.plugins.module_utils._perftest import validate as perftest_validate
 from ansible_collections.gpufabric.roce.plugins.action.validate_role_arguments import ActionModule
-from roce_default_standin import patched as roce_default_standin
-
 from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_checks import NOT_SHOWN, output_dir_problems, redact, role_problems, secret_field
+from roce_default_standin import patched as roce_default_standin
 
 HN = {'host_network_vf_mode': 'host', 'host_network_num_vfs': 8, 'host_network_sriov_pf': 'eni10np1', 'host_network_vfs': []}
 
