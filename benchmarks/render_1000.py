@@ -161,15 +161,17 @@ def run_play(work, play, name, env, extra=()):
 
 
 def in_process(nodes):
-    from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov import render_sriov  # noqa: PLC0415
+    from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov import SRIOV_DEFAULT_KEYS, render_sriov  # noqa: PLC0415
+    from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_defaults import with_role_defaults  # noqa: PLC0415
 
     base = ipaddress.ip_network("10.128.0.0/16").subnets(new_prefix=30)
     hv = {}
     for i in range(1, nodes + 1):
         net = next(base)
         hv["gpu-%04d" % i] = {"roce_pf": "enp157s0np0", "roce_pod_subnet": str(net), "roce_pod_gateway": str(list(net.hosts())[-1])}
+    defaults = with_role_defaults("sriov_networks", SRIOV_DEFAULT_KEYS)  # what the filter hands over
     start = time.perf_counter()
-    out = render_sriov(list(hv), hv, {})
+    out = render_sriov(list(hv), hv, defaults)
     return time.perf_counter() - start, len(out["policies"]), len(out["networks"])
 
 

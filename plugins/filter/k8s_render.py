@@ -53,16 +53,20 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._common import Gpuf
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import RenderValidationError, _plain
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_fabric import fabric_ownership, fabric_teardown
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_gitops import argocd_application, flux_helm_release, gitops_roots, kustomization
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_nic_config import NIC_CONFIG_PER_HOST_KEYS, render_nic_config_templates
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_nic_config import (
+    NIC_CONFIG_DEFAULT_KEYS,
+    NIC_CONFIG_PER_HOST_KEYS,
+    render_nic_config_templates,
+)
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_operator import (
     render_chart_reference,
     render_helm_values,
     render_nic_cluster_policy,
 )
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov import SRIOV_PER_HOST_KEYS, render_sriov
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov_pool import POOL_PER_HOST_KEYS, pool_overlaps, render_pool_configs
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov import SRIOV_DEFAULT_KEYS, SRIOV_PER_HOST_KEYS, render_sriov
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov_pool import POOL_DEFAULT_KEYS, POOL_PER_HOST_KEYS, pool_overlaps, render_pool_configs
 from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import fabric_table, is_fabric_table
-from ansible_collections.gpufabric.roce.plugins.module_utils._rails import ROCE_DEFAULTS
+from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_defaults import with_role_defaults
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_status import (
     allocatable_mismatches,
     deployments_unavailable,
@@ -110,7 +114,7 @@ def _hosts(hosts):
 def sriov_manifests(hostvars, hosts, defaults=None):
     hosts = _hosts(hosts)
     try:
-        return render_sriov(hosts, _host_inputs(hostvars, hosts), _plain(defaults or {}))
+        return render_sriov(hosts, _host_inputs(hostvars, hosts), with_role_defaults("sriov_networks", SRIOV_DEFAULT_KEYS, _plain(defaults)))
     except RenderValidationError as exc:
         raise AnsibleFilterError(str(exc)) from exc
 
@@ -118,7 +122,7 @@ def sriov_manifests(hostvars, hosts, defaults=None):
 def sriov_validate(hostvars, hosts, defaults=None):
     hosts = _hosts(hosts)
     try:
-        render_sriov(hosts, _host_inputs(hostvars, hosts), _plain(defaults or {}))
+        render_sriov(hosts, _host_inputs(hostvars, hosts), with_role_defaults("sriov_networks", SRIOV_DEFAULT_KEYS, _plain(defaults)))
     except RenderValidationError as exc:
         return [e["message"] for e in exc.errors]
     return []
@@ -127,7 +131,8 @@ def sriov_validate(hostvars, hosts, defaults=None):
 def sriov_pool_configs(hostvars, nodes, defaults=None):
     nodes = _plain(nodes or [])
     try:
-        return render_pool_configs(nodes, _host_inputs(hostvars, [n["host"] for n in nodes], POOL_PER_HOST_KEYS), _plain(defaults or {}))
+        return render_pool_configs(nodes, _host_inputs(hostvars, [n["host"] for n in nodes], POOL_PER_HOST_KEYS),
+                                   with_role_defaults("sriov_networks", POOL_DEFAULT_KEYS, _plain(defaults)))
     except RenderValidationError as exc:
         raise AnsibleFilterError(str(exc)) from exc
 
@@ -146,10 +151,10 @@ def _view_inputs(view, host, keys):
 
 
 def nic_config_templates(hostvars, hosts, defaults=None, table=None):
-    hosts, cfg = _hosts(hosts), _plain(defaults or {})
+    hosts, cfg = _hosts(hosts), with_role_defaults("sriov_networks", NIC_CONFIG_DEFAULT_KEYS, _plain(defaults))
     view = _view(hostvars)
     via = {h: _view_inputs(view, h, ("roce_qos_via",)).get("roce_qos_via") for h in hosts}
-    if all((v if v not in (None, "") else cfg.get("roce_qos_via") or ROCE_DEFAULTS["roce_qos_via"]) == "host" for v in via.values()):
+    if all((v if v not in (None, "") else cfg["roce_qos_via"]) == "host" for v in via.values()):
         return {"templates": [], "devices": []}  # the host_network phase applies every node's QoS (or none has any)
     table = _plain(table)
     try:

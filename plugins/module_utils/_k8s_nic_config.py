@@ -42,7 +42,6 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import 
     _slug,
 )
 from ansible_collections.gpufabric.roce.plugins.module_utils._qos import pfc_string, prio_mask
-from ansible_collections.gpufabric.roce.plugins.module_utils._rails import ROCE_DEFAULTS
 
 NIC_CONFIG_API_VERSION = "configuration.net.nvidia.com/v1alpha1"
 NIC_CONFIG_KIND = "NicConfigurationTemplate"
@@ -59,13 +58,10 @@ NIC_TYPE_RE = re.compile(r"^[0-9a-f]{4}\Z")
 PCI_RE = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]\Z")
 # systemd's predictable names of a PCI netdev: en[P<domain>]p<bus>s<slot>[f<function>][np<port>], numbers in decimal.
 PREDICTABLE_RE = re.compile(r"^en(?:P([0-9]+))?p([0-9]+)s([0-9]+)(?:f([0-9]+))?(?:np[0-9]+)?\Z")
-NIC_CONFIG_BUILTIN_DEFAULTS = {
-    "sriov_networks_namespace": "nvidia-network-operator",
-    "sriov_networks_name_prefix": "roce",
-    "roce_nic_config_node_selector": {},
-    "roce_num_vfs": ROCE_DEFAULTS["roce_num_vfs"],
-    "roce_qos_via": ROCE_DEFAULTS["roce_qos_via"],
-}
+# The cluster settings read besides each node's own; the caller passes every one (the filter
+# gpufabric.roce.nic_config_templates fills in the role's defaults/main.yml and _rails.ROCE_DEFAULTS,
+# plugin_utils/_role_defaults.py). roce_nic_config_node_selector has no default: unset, no selector is added.
+NIC_CONFIG_DEFAULT_KEYS = ("sriov_networks_namespace", "sriov_networks_name_prefix", "roce_num_vfs", "roce_qos_via")
 QOS_VIA = ("host", "operator")
 _NIC_TYPE_FIX = ("set it to the PCI device id of the rail's NIC as NicDevice status.type shows it, quoted: %s (lspci -n -d 15b3: "
                  "on the node prints it after 15b3:)" % ", ".join('"%s" %s' % kv for kv in sorted(NIC_TYPES.items())))
@@ -176,7 +172,7 @@ def _check_cfg(errs, cfg):
                  "use the network-operator namespace, e.g. nvidia-network-operator")
     if not isinstance(prefix, str) or not DNS_LABEL_RE.match(prefix) or len(prefix) > 40:
         errs.add("(cluster)", "sriov_networks_name_prefix", prefix, "not a valid object name prefix (a DNS label, at most 40 characters)", "use e.g. roce")
-    selector = cfg["roce_nic_config_node_selector"] or {}
+    selector = cfg.get("roce_nic_config_node_selector") or {}
     if not isinstance(selector, dict) or not all(isinstance(k, str) and LABEL_KEY_RE.match(k) and isinstance(v, str) and LABEL_VALUE_RE.match(v)
                                                  for k, v in selector.items()):
         errs.add("(cluster)", "roce_nic_config_node_selector", selector, "must be a mapping of node label to label value (strings)",
@@ -296,10 +292,14 @@ def render_nic_config_templates(table, hostvars, hosts=None, cfg=None):
 
     ``table``: ``_pod_network.fabric_table``; ``hostvars``: host -> variables (roce_node_name, roce_nic_type,
     roce_pf_pci_address, roce_rails / roce_rail_overrides with nic_type and pci_address, roce_num_vfs); ``cfg``: the
-    cluster settings (NIC_CONFIG_BUILTIN_DEFAULTS). Returns ``{"templates": [...], "devices": [...]}``, ``devices``
+    cluster settings (every key of NIC_CONFIG_DEFAULT_KEYS; roce_nic_config_node_selector if any). Returns
+    ``{"templates": [...], "devices": [...]}``, ``devices``
     one ``{node_name, rail, pf, pci_address, nic_type, template}`` per (node, rail) configured; raises
     RenderValidationError naming host, field, value and fix for every problem of the whole inventory."""
-    cfg = dict(NIC_CONFIG_BUILTIN_DEFAULTS, **{k: v for k, v in (cfg or {}).items() if v is not None})
+    cfg = {k: v for k, v in (cfg or {}).items() if v is not None}
+    missing = [key for key in NIC_CONFIG_DEFAULT_KEYS if key not in cfg]
+    if missing:
+        raise ValueError("render_nic_config_templates: cfg lacks %s: pass the role's defaults (gpufabric.roce.nic_config_templates does)" % ", ".join(missing))
     errs = _Errors()
     selector = _check_cfg(errs, cfg)
     hosts = list(table["nodes"]) if hosts is None else list(hosts)

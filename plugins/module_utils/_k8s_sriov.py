@@ -12,7 +12,6 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import 
     DNS_SUBDOMAIN_RE,
     MANAGED_BY_LABEL,
     MANAGED_BY_VALUE,
-    MELLANOX_VENDOR,
     _ident,
     _is_unset,
     _lookup,
@@ -61,7 +60,7 @@ __all__ = [
     "PF_RANGE_RE",
     "RESOURCE_NAME_RE",
     "SRIOV_API_VERSION",
-    "SRIOV_BUILTIN_DEFAULTS",
+    "SRIOV_DEFAULT_KEYS",
     "SRIOV_PER_HOST_KEYS",
     "SUPPORTED_NIC_VENDORS",
     "parse_pf_name",
@@ -73,40 +72,40 @@ SRIOV_API_VERSION = "sriovnetwork.openshift.io/v1"
 IPAM_MODES = ("host-local", "whereabouts", "nv-ipam")
 VF_MODES = ("operator", "host")
 
-# Built-in fallbacks. The roles pass their own defaults (defaults/main.yml) on top of these,
-# and each node's hostvars override both. Keys are the inventory variable names.
-SRIOV_BUILTIN_DEFAULTS = {
-    **ROCE_DEFAULTS,
-    "sriov_networks_namespace": "nvidia-network-operator",
-    "sriov_networks_resource_prefix": "nvidia.com",
-    "sriov_networks_ipam": "host-local",
-    "sriov_networks_name_prefix": "roce",
-    "sriov_networks_resource_name": "",
-    "sriov_networks_pf_names": [],
-    "sriov_networks_link_type": "eth",
-    "sriov_networks_device_type": "netdevice",
-    "sriov_networks_is_rdma": True,
-    "sriov_networks_priority": 99,
-    "sriov_networks_nic_vendor": MELLANOX_VENDOR,
-    "sriov_networks_node_selector": {},
-    "sriov_networks_extra_policies": [],
-    "sriov_networks_vlan_qos": 0,
-    "sriov_networks_trust": "on",
-    "sriov_networks_spoof_chk": "off",
-    "sriov_networks_link_state": "enable",
-    "sriov_networks_min_tx_rate": None,
-    "sriov_networks_max_tx_rate": None,
-    "sriov_networks_network_namespace": "default",
-    "sriov_networks_ipam_routes": [{"dst": "0.0.0.0/0"}],
-    "sriov_networks_whereabouts_range": "",
-    "sriov_networks_whereabouts_exclude": [],
-    "sriov_networks_whereabouts_gateway": "",
-    "sriov_networks_nv_ipam_pool": "",
-    "sriov_networks_nv_ipam_pool_type": "ippool",
-}
+# The variables the renderer reads besides each node's own (the inventory's names). Their defaults are not written
+# here: the caller passes every one (plugins/filter/k8s_render.py fills in what it was not given from the role's
+# defaults/main.yml and _rails.ROCE_DEFAULTS, plugin_utils/_role_defaults.py).
+SRIOV_DEFAULT_KEYS = tuple(ROCE_DEFAULTS) + (
+    "sriov_networks_namespace",
+    "sriov_networks_resource_prefix",
+    "sriov_networks_ipam",
+    "sriov_networks_name_prefix",
+    "sriov_networks_resource_name",
+    "sriov_networks_pf_names",
+    "sriov_networks_link_type",
+    "sriov_networks_device_type",
+    "sriov_networks_is_rdma",
+    "sriov_networks_priority",
+    "sriov_networks_nic_vendor",
+    "sriov_networks_node_selector",
+    "sriov_networks_extra_policies",
+    "sriov_networks_vlan_qos",
+    "sriov_networks_trust",
+    "sriov_networks_spoof_chk",
+    "sriov_networks_link_state",
+    "sriov_networks_min_tx_rate",
+    "sriov_networks_max_tx_rate",
+    "sriov_networks_network_namespace",
+    "sriov_networks_ipam_routes",
+    "sriov_networks_whereabouts_range",
+    "sriov_networks_whereabouts_exclude",
+    "sriov_networks_whereabouts_gateway",
+    "sriov_networks_nv_ipam_pool",
+    "sriov_networks_nv_ipam_pool_type",
+)
 
 # Variables read per node (hostvars first, then the role defaults). Everything else in
-# SRIOV_BUILTIN_DEFAULTS is cluster-wide and read from the play host only.
+# SRIOV_DEFAULT_KEYS is cluster-wide and read from the play host only.
 SRIOV_PER_HOST_KEYS = (
     "roce_node_name",
     "roce_pf",
@@ -208,8 +207,12 @@ def render_sriov(hosts, host_vars, defaults=None):
     host's view), used when a host does not define a per-host variable and for every
     cluster-wide setting. Returns ``{"policies", "networks", "nodes", "ip_pools"}`` (``ip_pools``: the nv-ipam
     CIDRPools rendered with nv-ipam and no pool name, else empty); raises
-    :class:`RenderValidationError` listing every problem in the whole inventory.
+    :class:`RenderValidationError` listing every problem in the whole inventory. ``defaults`` must set every key of
+    ``SRIOV_DEFAULT_KEYS`` (the filter gpufabric.roce.sriov_manifests fills in the role's defaults).
     """
+    missing = [key for key in SRIOV_DEFAULT_KEYS if key not in (defaults or {})]
+    if missing:
+        raise ValueError("render_sriov: defaults lack %s: pass the role's defaults (gpufabric.roce.sriov_manifests does)" % ", ".join(missing))
     return _SriovRender(defaults).run(hosts, host_vars)
 
 
@@ -229,7 +232,7 @@ class _SriovRender:
         self.rails = {}  # host -> its rails (multi-rail hosts only), for the per-rail cross-node rules
 
     def cluster(self, key):
-        return _lookup(None, self.defaults, SRIOV_BUILTIN_DEFAULTS, key)
+        return _lookup(None, self.defaults, {}, key)
 
     def run(self, hosts, host_vars):
         self._cluster_settings()
@@ -319,7 +322,7 @@ class _SriovRender:
         if hv_raw is None:
             self.errs.add(host, "hostvars", None, "host is in roce_nodes but has no variables", "check the inventory for a typo in the host name")
             return
-        hv = {key: _plain(_lookup(hv_raw, self.defaults, SRIOV_BUILTIN_DEFAULTS, key)) for key in SRIOV_PER_HOST_KEYS}
+        hv = {key: _plain(_lookup(hv_raw, self.defaults, {}, key)) for key in SRIOV_PER_HOST_KEYS}
         node_name = self._node_name(host, hv)
         if node_name is None:
             return

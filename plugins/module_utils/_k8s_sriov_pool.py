@@ -37,13 +37,15 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import 
 SRIOV_API_VERSION = "sriovnetwork.openshift.io/v1"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 
-POOL_BUILTIN_DEFAULTS = {
-    "sriov_networks_pool_config": True,
-    "sriov_networks_pool_name": "",
-    "sriov_networks_pool_max_unavailable": "10%",
-    "sriov_networks_name_prefix": "roce",
-    "sriov_networks_namespace": "nvidia-network-operator",
-}
+# The cluster-wide and per-node settings read besides each node's own; the caller passes every one (the filter
+# gpufabric.roce.sriov_pool_configs fills in the role's defaults/main.yml, plugin_utils/_role_defaults.py).
+POOL_DEFAULT_KEYS = (
+    "sriov_networks_pool_config",
+    "sriov_networks_pool_name",
+    "sriov_networks_pool_max_unavailable",
+    "sriov_networks_name_prefix",
+    "sriov_networks_namespace",
+)
 
 # Read per node: a node group (inventory group_vars) may have its own pool and limit.
 POOL_PER_HOST_KEYS = ("sriov_networks_pool_name", "sriov_networks_pool_max_unavailable")
@@ -86,16 +88,19 @@ def render_pool_configs(nodes, host_vars, defaults=None):
     """Validate the pool settings of every node and render one SriovNetworkPoolConfig per pool.
 
     ``nodes``: ``[{host, node_name}]`` (the node entries of the SR-IOV render). ``host_vars``: host -> its
-    variables. ``defaults``: the play host's values (role defaults), the only source of the cluster-wide
+    variables. ``defaults``: the play host's values (every key of POOL_DEFAULT_KEYS), the only source of the cluster-wide
     ``sriov_networks_pool_config``, ``sriov_networks_name_prefix`` and ``sriov_networks_namespace``.
     Returns ``{"pool_configs": [...], "pools": [{name, nodes, max_unavailable, requested, effective, raised}]}``;
     raises :class:`RenderValidationError` listing every problem.
     """
     defaults = _plain(defaults or {})
+    missing = [key for key in POOL_DEFAULT_KEYS if key not in defaults]
+    if missing:
+        raise ValueError("render_pool_configs: defaults lack %s: pass the role's defaults (gpufabric.roce.sriov_pool_configs does)" % ", ".join(missing))
     errs = _Errors()
 
     def cluster(key):
-        return _lookup(None, defaults, POOL_BUILTIN_DEFAULTS, key)
+        return _lookup(None, defaults, {}, key)
 
     enabled = cluster("sriov_networks_pool_config")
     if not isinstance(enabled, bool):
@@ -110,8 +115,8 @@ def render_pool_configs(nodes, host_vars, defaults=None):
     for node in nodes or []:
         host = node["host"]
         hv = _plain(host_vars.get(host) or {})
-        pool = _lookup(hv, defaults, POOL_BUILTIN_DEFAULTS, "sriov_networks_pool_name")
-        raw = _lookup(hv, defaults, POOL_BUILTIN_DEFAULTS, "sriov_networks_pool_max_unavailable")
+        pool = _lookup(hv, defaults, {}, "sriov_networks_pool_name")
+        raw = _lookup(hv, defaults, {}, "sriov_networks_pool_max_unavailable")
         if pool is None or not isinstance(pool, str) or not (pool == "" or DNS_LABEL_RE.match(pool)) or len(pool_object_name(prefix, pool)) > 253:
             errs.add(host, "sriov_networks_pool_name", pool, "not a valid pool name (it becomes part of the SriovNetworkPoolConfig's name)",
                      "use lower-case letters, digits and '-' (e.g. sriov_networks_pool_name: rack-a), or leave it empty for the fabric's one pool")

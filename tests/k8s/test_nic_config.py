@@ -20,9 +20,10 @@ sys.path.insert(0, str(REPO / "tests" / "unit" / "plugins" / "module_utils"))
 sys.path.insert(0, str(REPO / ".build" / "collections"))  # the link tests/unit/conftest.py and the Makefile make
 import k8s_crd_schema  # noqa: E402
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_nic_config import render_nic_config_templates
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_nic_config import NIC_CONFIG_DEFAULT_KEYS, render_nic_config_templates
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_operator import render_nic_cluster_policy
 from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import fabric_table
+from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_defaults import with_role_defaults
 
 NAMESPACE = "nvidia-network-operator"
 GROUP = ("configuration.net.nvidia.com", "v1alpha1")
@@ -88,7 +89,7 @@ def test_templates_applied_on_the_real_api_server_configure_every_rail_nic(modul
         assert accepted is ok, name
 
     hosts, hv = _inventory()
-    rendered = render_nic_config_templates(fabric_table(hv, hosts), hv, hosts)
+    rendered = render_nic_config_templates(fabric_table(hv, hosts), hv, hosts, with_role_defaults("sriov_networks", NIC_CONFIG_DEFAULT_KEYS))
     assert len(rendered["templates"]) == 2
     for tpl in rendered["templates"]:
         kube.create(_path("nicconfigurationtemplates"), tpl)  # the API server checks the schema and the CEL rules

@@ -7,7 +7,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufabric.roce.plugins.filter.rails import FilterModule
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov import render_sriov
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov import SRIOV_DEFAULT_KEYS, render_sriov
 from ansible_collections.gpufabric.roce.plugins.module_utils._rdma_pods import pod_manifests, pod_placement
 from ansible_collections.gpufabric.roce.plugins.module_utils._rdma_report import (
     ReportError,
@@ -15,6 +15,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._rdma_report import
     plan,
     render_table,
 )
+from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_defaults import with_role_defaults
 
 F = FilterModule().filters()
 PLAN = [{"name": "rail%d" % i, "pf": "enp%ds0np0" % (10 + i), "vlan": 101 + i, "subnet_pool": "10.%d.0.0/16" % (101 + i)} for i in range(3)]
@@ -24,7 +25,7 @@ def test_attachments_name_what_the_sriov_render_names():
     hosts = ["gpu-a", "gpu-b"]
     hv = {h: {"roce_rails": PLAN, "roce_node_index": i, "roce_node_name": h} for i, h in enumerate(hosts)}
     hv["gpu-b"]["roce_rail_overrides"] = {"rail2": {"network_name": "storage", "resource_name": "storage_b"}}
-    rendered = render_sriov(hosts, hv)
+    rendered = render_sriov(hosts, hv, with_role_defaults("sriov_networks", SRIOV_DEFAULT_KEYS))
     for i, host in enumerate(hosts):
         att = F["rail_attachments"](hv[host], host, i)
         entry = next(n for n in rendered["nodes"] if n["host"] == host)

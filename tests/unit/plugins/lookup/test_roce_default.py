@@ -11,9 +11,10 @@ import yaml
 from ansible.errors import AnsibleLookupError
 
 from ansible_collections.gpufabric.roce.plugins.lookup.roce_default import LookupModule
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_nic_config import NIC_CONFIG_BUILTIN_DEFAULTS
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov import SRIOV_BUILTIN_DEFAULTS
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_nic_config import NIC_CONFIG_DEFAULT_KEYS
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov import SRIOV_DEFAULT_KEYS
 from ansible_collections.gpufabric.roce.plugins.module_utils._rails import ROCE_DEFAULTS
+from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_defaults import with_role_defaults
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, os.pardir, os.pardir))
 SHARED = sorted(ROCE_DEFAULTS)
@@ -52,10 +53,11 @@ def test_every_yaml_fallback_of_a_shared_variable_is_the_lookup():
     assert seen == set(SHARED), seen
 
 
-def test_the_renderers_tables_are_the_shared_one():
-    for table in (SRIOV_BUILTIN_DEFAULTS, NIC_CONFIG_BUILTIN_DEFAULTS):
-        assert {k: table[k] for k in table if k in ROCE_DEFAULTS} == {k: ROCE_DEFAULTS[k] for k in table if k in ROCE_DEFAULTS}
-    assert set(ROCE_DEFAULTS) <= set(SRIOV_BUILTIN_DEFAULTS)
+def test_the_renderers_fallbacks_of_shared_variables_are_the_table():
+    for keys in (SRIOV_DEFAULT_KEYS, NIC_CONFIG_DEFAULT_KEYS):
+        got = with_role_defaults('sriov_networks', keys)
+        assert {k: got[k] for k in keys if k in ROCE_DEFAULTS} == {k: ROCE_DEFAULTS[k] for k in keys if k in ROCE_DEFAULTS}
+    assert set(ROCE_DEFAULTS) <= set(SRIOV_DEFAULT_KEYS)
 
 
 def test_documented_defaults_of_shared_variables_are_the_table():

@@ -13,6 +13,7 @@ from test_k8s_render import PF, REFERENCE_DEFAULTS, reference_hostvars
 from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_operator as op
 from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_sriov as sriov
 from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_sriov_pool as pool
+from role_fallbacks import pool_defaults, sriov_defaults
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +28,7 @@ def _sriov(hv_mutation=None, **defaults):
     hv = reference_hostvars()
     if hv_mutation:
         hv_mutation(hv)
-    out = sriov.render_sriov(list(hv), hv, dict(REFERENCE_DEFAULTS, **defaults))
+    out = sriov.render_sriov(list(hv), hv, sriov_defaults(dict(REFERENCE_DEFAULTS, **defaults)))
     return out["policies"] + out["networks"]
 
 
@@ -74,8 +75,8 @@ def _pools(mutation=None, **defaults):
     hv = reference_hostvars()
     if mutation:
         mutation(hv)
-    nodes = sriov.render_sriov(list(hv), hv, REFERENCE_DEFAULTS)["nodes"]
-    return pool.render_pool_configs(nodes, hv, dict(REFERENCE_DEFAULTS, **defaults))["pool_configs"]
+    nodes = sriov.render_sriov(list(hv), hv, sriov_defaults(REFERENCE_DEFAULTS))["nodes"]
+    return pool.render_pool_configs(nodes, hv, pool_defaults(dict(REFERENCE_DEFAULTS, **defaults)))["pool_configs"]
 
 
 def _two_pools(hv):

@@ -15,6 +15,7 @@ from test_k8s_webhook import WEBHOOK_CASES
 
 from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_common as common
 from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_sriov as sriov
+from role_fallbacks import sriov_defaults
 
 _PATH = re.compile(r"(?P<var>[a-z_]+)(?:\[(?P<index>[0-9]+)\](?:\.(?P<key>[a-z_]+))?)?")
 
@@ -39,7 +40,7 @@ def apply_fix(hv, defaults, alternative):
 
 
 def _render(hv, defaults):
-    return sriov.render_sriov(list(hv), hv, dict(REFERENCE_DEFAULTS, **defaults))
+    return sriov.render_sriov(list(hv), hv, sriov_defaults(dict(REFERENCE_DEFAULTS, **defaults)))
 
 
 def _by_message(expected):

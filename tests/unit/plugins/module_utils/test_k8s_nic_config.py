@@ -21,6 +21,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_operato
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import RenderValidationError
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_nic_config import pci_from_ifname, render_nic_config_templates
 from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import fabric_table
+from role_fallbacks import nic_defaults
 
 EXAMPLES = "nic-configuration-operator-network-operator-v26.4.1/examples"
 SHARED = {"roce_nic_config_node_selector": {"example.com/gpu-pool": "pool-a"}}
@@ -58,7 +59,7 @@ def table_of(hosts, hv):
 
 
 def render(hosts, hv, cfg=None):
-    return render_nic_config_templates(table_of(hosts, hv), hv, hosts, cfg)
+    return render_nic_config_templates(table_of(hosts, hv), hv, hosts, nic_defaults(cfg))
 
 
 def problems(hosts, hv, cfg=None):

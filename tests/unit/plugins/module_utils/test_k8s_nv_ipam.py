@@ -18,6 +18,7 @@ from ansible_collections.gpufabric.roce.plugins.filter.rails import pod_attachme
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import RenderValidationError
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov import render_sriov
 from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import vlan_gateway_plans
+from role_fallbacks import sriov_defaults
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 NV_IPAM = {"sriov_networks_ipam": "nv-ipam"}
@@ -50,7 +51,7 @@ def fleet(n, n_rails=8, prefix=24, stride=1):
 
 def errors(hosts, hv, defaults=None):
     with pytest.raises(RenderValidationError) as err:
-        render_sriov(hosts, hv, NV_IPAM if defaults is None else defaults)
+        render_sriov(hosts, hv, sriov_defaults(NV_IPAM if defaults is None else defaults))
     return err.value.errors
 
 
@@ -66,7 +67,7 @@ CASES = {
 @pytest.mark.parametrize("case", list(CASES))
 def test_every_nodes_block_and_gateway_are_its_vlan_gateways(case):
     hosts, hv = CASES[case]()
-    out = render_sriov(hosts, hv, NV_IPAM)
+    out = render_sriov(hosts, hv, sriov_defaults(NV_IPAM))
     pools = {p["metadata"]["name"]: p["spec"] for p in out["ip_pools"]}
     # one pool and one network per rail, named alike; the network takes its addresses from that pool
     assert sorted(pools) == sorted(n["metadata"]["name"] for n in out["networks"])
@@ -102,14 +103,14 @@ def test_the_rendered_pools_and_networks_are_valid_against_the_nv_ipam_and_sriov
         pytest.fail(str(exc))
     for case in ("example (one rail)", "example-multirail (8 rails)"):
         hosts, hv = CASES[case]()
-        out = render_sriov(hosts, hv, NV_IPAM)
+        out = render_sriov(hosts, hv, sriov_defaults(NV_IPAM))
         for obj in out["ip_pools"] + out["networks"] + out["policies"]:
             validate_object(obj, crds)
 
 
 def test_one_rail_pool_is_the_smallest_network_holding_every_nodes_subnet():
     hosts, hv = inventory("example")
-    (pool,) = render_sriov(hosts, hv, NV_IPAM)["ip_pools"]
+    (pool,) = render_sriov(hosts, hv, sriov_defaults(NV_IPAM))["ip_pools"]
     assert pool["metadata"]["name"] == "roce"
     assert pool["spec"]["cidr"] == "10.255.0.0/29" and pool["spec"]["perNodeNetworkPrefix"] == 30
     assert pool["spec"]["staticAllocations"] == [
@@ -120,14 +121,14 @@ def test_one_rail_pool_is_the_smallest_network_holding_every_nodes_subnet():
 
 def test_a_named_pool_keeps_its_meaning_and_renders_no_pool():
     hosts, hv = inventory("example")
-    out = render_sriov(hosts, hv, dict(NV_IPAM, sriov_networks_nv_ipam_pool="my-pool"))
+    out = render_sriov(hosts, hv, sriov_defaults(dict(NV_IPAM, sriov_networks_nv_ipam_pool="my-pool")))
     assert out["ip_pools"] == []
     assert json.loads(out["networks"][0]["spec"]["ipam"]) == {"type": "nv-ipam", "poolName": "my-pool", "poolType": "ippool"}
 
 
 def test_host_local_renders_no_pool():
     hosts, hv = inventory("example-multirail")
-    assert render_sriov(hosts, hv, {})["ip_pools"] == []
+    assert render_sriov(hosts, hv, sriov_defaults({}))["ip_pools"] == []
 
 
 def test_an_override_outside_the_rails_pool_is_refused_with_host_field_and_fix():
@@ -183,7 +184,7 @@ def test_what_a_test_pod_attaches_to_is_what_the_render_names(ipam):
     pool = ipam.get("sriov_networks_nv_ipam_pool", "")
     cases = [inventory("example")] + ([inventory("example-multirail")] if pool == "" else [])
     for hosts, hv in cases:
-        out = render_sriov(hosts, hv, ipam)
+        out = render_sriov(hosts, hv, sriov_defaults(ipam))
         networks = {n["metadata"]["name"]: n["spec"]["resourceName"] for n in out["networks"]}
         for position, host in enumerate(hosts):
             node_name = hv[host].get("roce_node_name", host)

@@ -7,6 +7,7 @@ import pytest
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import RenderValidationError
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov import render_sriov
+from role_fallbacks import sriov_defaults
 
 PLAN = [{"name": "rail%d" % i, "pf": "enp%ds0np0" % (10 + i), "vlan": 101 + i, "subnet_pool": "10.%d.0.0/16" % (101 + i)} for i in range(4)]
 
@@ -21,13 +22,13 @@ def inventory(n=2, **per_host):
 
 def errors(hosts, hv, defaults=None):
     with pytest.raises(RenderValidationError) as err:
-        render_sriov(hosts, hv, defaults)
+        render_sriov(hosts, hv, sriov_defaults(defaults))
     return err.value.errors
 
 
 def test_one_policy_and_network_per_rail_and_a_node_entry_with_every_rail():
     hosts, hv = inventory(2)
-    out = render_sriov(hosts, hv)
+    out = render_sriov(hosts, hv, sriov_defaults())
     assert len(out["policies"]) == 8 and len(out["networks"]) == 8
     node = out["nodes"][1]
     assert node["policies"] == ["roce-gpu1-rail%d" % i for i in range(4)]
@@ -67,6 +68,6 @@ def test_one_rail_and_multirail_nodes_mix():
     hosts, hv = inventory(1)
     hosts.append("old")
     hv["old"] = {"roce_pf": "enp157s0np0", "roce_pod_subnet": "10.255.0.0/30", "roce_pod_gateway": "10.255.0.2"}
-    out = render_sriov(hosts, hv)
+    out = render_sriov(hosts, hv, sriov_defaults())
     assert [p["metadata"]["name"] for p in out["policies"]] == ["roce-gpu0-rail%d" % i for i in range(4)] + ["roce-old"]
     assert "rails" not in out["nodes"][1]

@@ -14,6 +14,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_operato
 from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_sriov as sriov
 from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_status as status
 from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import vlan_gateway_plan
+from role_fallbacks import sriov_defaults
 
 PF = "enp157s0np0"
 
@@ -31,7 +32,7 @@ REFERENCE_DEFAULTS = {"roce_num_vfs": 8, "roce_mtu": 9000, "roce_vlan_id": 100}
 
 def render(hv=None, defaults=None, hosts=None):
     hv = reference_hostvars() if hv is None else hv
-    return sriov.render_sriov(list(hv) if hosts is None else hosts, hv, dict(REFERENCE_DEFAULTS, **(defaults or {})))
+    return sriov.render_sriov(list(hv) if hosts is None else hosts, hv, sriov_defaults(dict(REFERENCE_DEFAULTS, **(defaults or {}))))
 
 
 def errors_of(hv=None, defaults=None, hosts=None):
@@ -100,7 +101,7 @@ def test_reference_two_node_render_every_field():
 
 def test_builtin_defaults_match_the_seed_without_role_defaults():
     hv = reference_hostvars()
-    out = sriov.render_sriov(list(hv), hv, {})
+    out = sriov.render_sriov(list(hv), hv, sriov_defaults({}))
     assert out["policies"][0]["spec"]["numVfs"] == 8
     assert out["policies"][0]["spec"]["mtu"] == 9000
     assert out["networks"][0]["spec"]["vlan"] == 100

@@ -4,6 +4,7 @@ import pytest
 
 from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_common as common
 from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_sriov_pool as pool
+from role_fallbacks import pool_defaults
 
 
 def nodes(count, prefix="gpu"):
@@ -11,7 +12,7 @@ def nodes(count, prefix="gpu"):
 
 
 def render(node_list, hv=None, **defaults):
-    return pool.render_pool_configs(node_list, hv or {}, defaults)
+    return pool.render_pool_configs(node_list, hv or {}, pool_defaults(defaults))
 
 
 def errors(node_list, hv=None, **defaults):
@@ -102,8 +103,8 @@ def test_namespace_is_the_operators():
 
 
 def test_problems_as_a_list():
-    assert pool.pool_problems(nodes(2), {}) == []
-    assert len(pool.pool_problems(nodes(2), {"gpu00": {"sriov_networks_pool_max_unavailable": 0}})) == 1
+    assert pool.pool_problems(nodes(2), {}, pool_defaults()) == []
+    assert len(pool.pool_problems(nodes(2), {"gpu00": {"sriov_networks_pool_max_unavailable": 0}}, pool_defaults())) == 1
 
 
 def _live(name, selector, fabric=None, namespace="nvidia-network-operator", **spec):

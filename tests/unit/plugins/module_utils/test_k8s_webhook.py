@@ -25,6 +25,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_common 
 from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_operator as op
 from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_sriov as sriov
 from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_sriov_checks as checks
+from role_fallbacks import sriov_defaults
 
 REPO = os.path.realpath(os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "..", ".."))
 SRIOV_CAPABLE = {"feature.node.kubernetes.io/network-sriov.capable": "true"}
@@ -454,7 +455,7 @@ WEBHOOK_CASES = [
 def _render(mutation):
     hv, defaults = reference_hostvars(), {}
     mutation(hv, defaults)
-    return sriov.render_sriov(list(hv), hv, dict(REFERENCE_DEFAULTS, **defaults))
+    return sriov.render_sriov(list(hv), hv, sriov_defaults(dict(REFERENCE_DEFAULTS, **defaults)))
 
 
 def _ids(verdicts):
@@ -587,14 +588,14 @@ def test_overlap_check_compares_only_selectors_that_may_meet(monkeypatch):
         }
     for host, rack in (("n0000", "a"), ("n0001", "b")):
         hv[host].update(sriov_networks_node_selector={"rack": rack}, sriov_networks_pf_names=["pf%d#4-7" % r for r in range(8)])
-    out = sriov.render_sriov(list(hv), hv, {})
+    out = sriov.render_sriov(list(hv), hv, sriov_defaults({}))
     assert len(out["policies"]) == 1000
     assert len(calls) == 8 * (998 * 2 + 1)  # per PF: 998 hostname selectors x 2 label selectors, and rack a x rack b
 
     calls.clear()
     hv["n0002"]["sriov_networks_pf_names"] = ["pf%d#0-4" % r for r in range(8)]  # now meets rack a/b's 4-7
     with pytest.raises(common.RenderValidationError) as info:
-        sriov.render_sriov(list(hv), hv, {})
+        sriov.render_sriov(list(hv), hv, sriov_defaults({}))
     # Reported on the later-starting range of each pair: rack a's and rack b's 4-7, on each of the 8 PFs.
     assert sorted((e["host"], e["field"]) for e in info.value.errors) == [("n0000", "sriov_networks_pf_names")] * 8 + [("n0001", "sriov_networks_pf_names")] * 8
     assert all("policy roce-n0002 (host n0002)" in e["problem"] for e in info.value.errors)

@@ -1,0 +1,60 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A role's own defaults/main.yml as the fallbacks of the controller's renderers: one copy of every default.
+
+The roles hand their defaults to the render filters (roles/sriov_networks/vars/main.yml). A caller that gives fewer
+(a playbook of the user's, a unit test) gets the rest from the same file, read here, so no value is written twice.
+The shared ``roce_*`` variables come from ``_rails.ROCE_DEFAULTS``, as everywhere else.
+
+Controller-side only: it reads the collection's ``roles/`` beside ``plugins/``.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import os
+import re
+
+import yaml
+
+from ansible_collections.gpufabric.roce.plugins.module_utils._rails import ROCE_DEFAULTS
+
+_ROLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, 'roles')
+# The one template a fallback may be: another role's variable with a literal default
+# ("{{ network_operator_namespace | default('nvidia-network-operator') }}"). Without that variable, which is the case
+# of a caller that passes no value, Ansible would give the literal; so does this.
+_OTHER_ROLES_VARIABLE = re.compile(r"""^\{\{\s*[a-z_][a-z0-9_]*\s*\|\s*default\(\s*('[^']*'|"[^"]*")\s*\)\s*\}\}\Z""")
+
+
+@functools.cache
+def role_defaults(role):
+    """The parsed defaults/main.yml of one of this collection's roles (``sriov_networks``), unrendered."""
+    with open(os.path.join(_ROLES, role, 'defaults', 'main.yml'), encoding='utf-8') as fh:
+        return yaml.safe_load(fh) or {}
+
+
+def _fallback(role, key):
+    if key in ROCE_DEFAULTS:
+        return ROCE_DEFAULTS[key]
+    value = role_defaults(role)[key]
+    if isinstance(value, str) and '{{' in value:
+        match = _OTHER_ROLES_VARIABLE.match(value.strip())
+        if not match:
+            raise ValueError("roles/%s/defaults/main.yml: %s: %r is not a fallback a renderer can use without Ansible"
+                             % (role, key, value))
+        return yaml.safe_load(match.group(1))
+    return value
+
+
+@functools.cache
+def _fallbacks(role, keys):
+    return {key: _fallback(role, key) for key in keys}
+
+
+def with_role_defaults(role, keys, given=None):
+    """``given`` (the caller's values; ``None`` means not given) over the role's defaults of ``keys``: every key set."""
+    out = copy.deepcopy(_fallbacks(role, tuple(keys)))  # the cached values are shared: a renderer may not change them
+    out.update((k, v) for k, v in (given or {}).items() if v is not None)
+    return out
