@@ -39,7 +39,7 @@ the plan has purge_routes false (and lists no route the unsliced run does not); 
     .venv/bin/python benchmarks/awx_slices.py                                  # 1,000 nodes x 8 rails, 10 slices (*)
     .venv/bin/python benchmarks/awx_slices.py --nodes 20 --rails 2 --slices 3 --no-readme --verify-stand-in
 
-(*) Not yet run: from the 200 x 8 x 10 run it needs over an hour of CPU even with --vfs none (benchmarks/README.md).
+(*) About 42 minutes and 66 CPU-minutes on this 2-core machine (benchmarks/README.md, block 1000x8x10): run it alone.
 
 Wall and CPU time of each job (CPU: ansible-playbook and every process under it, plus this process, where
 ansible-runner decodes the job's events), the plan's size, the load average before and after each job; the table
