@@ -59,6 +59,8 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_nic_config imp
     render_nic_config_templates,
 )
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_operator import (
+    HELM_DEFAULT_KEYS,
+    NCP_DEFAULT_KEYS,
     render_chart_reference,
     render_helm_values,
     render_nic_cluster_policy,
@@ -166,10 +168,10 @@ def nic_config_templates(hostvars, hosts, defaults=None, table=None):
         raise AnsibleFilterError(str(exc)) from exc
 
 
-def _wrap(func):
+def _wrap(func, keys):
     def run(config=None):
         try:
-            return func(_plain(config or {}))
+            return func(with_role_defaults("network_operator", keys, _plain(config)))
         except RenderValidationError as exc:
             raise AnsibleFilterError(str(exc)) from exc
 
@@ -191,9 +193,9 @@ class FilterModule:
             "sriov_pool_configs": sriov_pool_configs,
             "nic_config_templates": nic_config_templates,
             "sriov_pool_overlaps": lambda live, rendered: pool_overlaps(_plain(live), _plain(rendered)),
-            "nic_cluster_policy": _wrap(render_nic_cluster_policy),
-            "network_operator_helm_values": _wrap(render_helm_values),
-            "network_operator_chart_reference": _wrap(render_chart_reference),
+            "nic_cluster_policy": _wrap(render_nic_cluster_policy, NCP_DEFAULT_KEYS),
+            "network_operator_helm_values": _wrap(render_helm_values, HELM_DEFAULT_KEYS),
+            "network_operator_chart_reference": _wrap(render_chart_reference, HELM_DEFAULT_KEYS),
             "k8s_yaml_documents": k8s_yaml_documents,
             "ncp_unready_components": lambda policy: ncp_unready_components(_plain(policy)),
             "deployments_unavailable": lambda items: deployments_unavailable(_plain(items)),

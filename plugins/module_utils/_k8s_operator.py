@@ -11,7 +11,6 @@ import shlex
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import (
     DNS_LABEL_RE,
     DNS_SUBDOMAIN_RE,
-    MELLANOX_VENDOR,
     _as_bool,
     _Errors,
     _is_unset,
@@ -116,35 +115,47 @@ def ncp_default_images(version):
 # The defaults of the default chart version (kept for callers that read them).
 NCP_DEFAULT_IMAGES = ncp_default_images("26.4.1")
 
-NCP_BUILTIN_DEFAULTS = {
-    "network_operator_chart_version": "26.4.1",
-    "network_operator_ipam": "nv-ipam",
-    "network_operator_nv_ipam_enable_webhook": False,
-    "network_operator_ofed_driver": False,
-    "network_operator_rdma_shared_device_plugin": False,
-    "network_operator_nic_configuration_operator": False,
-    "network_operator_nic_configuration_log_level": "info",
-    "network_operator_rdma_shared_device_plugin_config": {
-        "configList": [{"resourceName": "rdma_shared_device_a", "rdmaHcaMax": 63, "selectors": {"vendors": [MELLANOX_VENDOR]}}]
-    },
-    "network_operator_images": {},
-    "network_operator_airgap": {},
-    "network_operator_nic_cluster_policy_overrides": {},
-}
+# The role variables each renderer reads. Their defaults are not written here: the caller passes every one (the
+# filters of plugins/filter/k8s_render.py, and the role-argument check, fill in what they were not given from
+# roles/network_operator/defaults/main.yml, plugin_utils/_role_defaults.py).
+# network_operator_nic_configuration_operator is optional: its role default is derived from roce_qos_via, and
+# without it the NIC Configuration Operator is not deployed.
+NCP_DEFAULT_KEYS = (
+    "network_operator_chart_version",
+    "network_operator_ipam",
+    "network_operator_nv_ipam_enable_webhook",
+    "network_operator_ofed_driver",
+    "network_operator_rdma_shared_device_plugin",
+    "network_operator_nic_configuration_log_level",
+    "network_operator_rdma_shared_device_plugin_config",
+    "network_operator_images",
+    "network_operator_airgap",
+    "network_operator_nic_cluster_policy_overrides",
+)
 
-HELM_BUILTIN_DEFAULTS = {
-    "network_operator_chart_repo_url": "https://helm.ngc.nvidia.com/nvidia",
-    "network_operator_chart_name": "network-operator",
-    "network_operator_chart_version": "26.4.1",
-    "network_operator_chart_path": "",
-    "network_operator_release_name": "network-operator",
-    "network_operator_namespace": "nvidia-network-operator",
-    "network_operator_nfd_enabled": True,
-    "network_operator_sriov_enabled": True,
-    "network_operator_resource_prefix": "nvidia.com",
-    "network_operator_helm_values_overrides": {},
-    "network_operator_airgap": {},
-}
+HELM_DEFAULT_KEYS = (
+    "network_operator_chart_repo_url",
+    "network_operator_chart_name",
+    "network_operator_chart_version",
+    "network_operator_chart_path",
+    "network_operator_release_name",
+    "network_operator_namespace",
+    "network_operator_nfd_enabled",
+    "network_operator_sriov_enabled",
+    "network_operator_resource_prefix",
+    "network_operator_helm_values_overrides",
+    "network_operator_airgap",
+)
+
+
+def _complete(cfg, keys, what):
+    """``cfg`` without its unset (None) values; refuses one that lacks a key of ``keys`` instead of guessing it."""
+    cfg = {k: v for k, v in (cfg or {}).items() if v is not None}
+    missing = [key for key in keys if key not in cfg]
+    if missing:
+        raise ValueError("%s: cfg lacks %s: pass the role's defaults (the gpufabric.roce filter of the same name does)" % (what, ", ".join(missing)))
+    return cfg
+
 
 AIRGAP_KEYS = ("registry", "preserve_path", "image_pull_secrets")
 
@@ -223,10 +234,10 @@ def _check_airgap(errs, airgap, field="network_operator_airgap"):
 def render_helm_values(cfg=None):
     """Return the Helm values for the network-operator release.
 
-    Keys of ``cfg`` are the role variables (HELM_BUILTIN_DEFAULTS). The overrides
+    Keys of ``cfg`` are the role variables (every key of HELM_DEFAULT_KEYS). The overrides
     (``network_operator_helm_values_overrides``) are deep-merged last and always win.
     """
-    cfg = deep_merge(HELM_BUILTIN_DEFAULTS, {k: v for k, v in (cfg or {}).items() if v is not None})
+    cfg = _complete(cfg, HELM_DEFAULT_KEYS, "render_helm_values")
     errs = _Errors()
     for key in ("network_operator_nfd_enabled", "network_operator_sriov_enabled"):
         _as_bool(errs, "(cluster)", key, cfg[key])
@@ -274,7 +285,7 @@ def render_helm_values(cfg=None):
 
 
 def render_chart_reference(cfg=None, values_file="helm-values.yaml"):
-    cfg = deep_merge(HELM_BUILTIN_DEFAULTS, {k: v for k, v in (cfg or {}).items() if v is not None})
+    cfg = _complete(cfg, HELM_DEFAULT_KEYS, "render_chart_reference")
     errs = _Errors()
     ns = cfg["network_operator_namespace"]
     if not isinstance(ns, str) or not DNS_LABEL_RE.match(ns) or len(ns) > 63:
@@ -322,7 +333,8 @@ def render_chart_reference(cfg=None, values_file="helm-values.yaml"):
 
 def render_nic_cluster_policy(cfg=None):
     """Return the NicClusterPolicy object (cluster-scoped, name ``nic-cluster-policy``)."""
-    cfg = dict(NCP_BUILTIN_DEFAULTS, **{k: v for k, v in (cfg or {}).items() if v is not None})
+    cfg = _complete(cfg, NCP_DEFAULT_KEYS, "render_nic_cluster_policy")
+    cfg.setdefault("network_operator_nic_configuration_operator", False)  # optional: absent, the operator is not deployed
     errs = _Errors()
     ipam = cfg["network_operator_ipam"]
     if ipam not in NCP_IPAM_MODES:

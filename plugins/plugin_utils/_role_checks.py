@@ -15,8 +15,8 @@ import re
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import NOT_SHOWN, GpufabricError, ifname_problem, secret_field
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import RenderValidationError
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_operator import (
-    HELM_BUILTIN_DEFAULTS,
-    NCP_BUILTIN_DEFAULTS,
+    HELM_DEFAULT_KEYS,
+    NCP_DEFAULT_KEYS,
     render_chart_reference,
     render_helm_values,
     render_nic_cluster_policy,
@@ -24,6 +24,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_operator impor
 from ansible_collections.gpufabric.roce.plugins.module_utils._perftest import THRESHOLDS, threshold_problem
 from ansible_collections.gpufabric.roce.plugins.module_utils._perftest_cmdline import TESTS
 from ansible_collections.gpufabric.roce.plugins.module_utils._sriov_vf import validate_planned
+from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_defaults import with_role_defaults
 
 # A Go duration as Flux reads spec.interval: 10m, 1h30m, 45s.
 GO_DURATION_RE = re.compile(r'([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+\Z', re.ASCII)
@@ -114,9 +115,11 @@ def _network_operator(params, host, inventory, sources=None):
     # The manifests are written in render mode only.
     written = {'roce_render_dir': 'render-out'} if params.get('roce_k8s_mode') == 'render' else {}
     problems, seen = output_dir_problems(params, sources, written), set()
-    for render, keys in ((render_helm_values, HELM_BUILTIN_DEFAULTS), (render_chart_reference, HELM_BUILTIN_DEFAULTS),
-                         (render_nic_cluster_policy, NCP_BUILTIN_DEFAULTS)):
-        cfg = {k: params[k] for k in keys if k in params}
+    # Read when given; it has no fallback (its role default is derived from roce_qos_via).
+    optional = ('network_operator_nic_configuration_operator',)
+    for render, keys in ((render_helm_values, HELM_DEFAULT_KEYS), (render_chart_reference, HELM_DEFAULT_KEYS),
+                         (render_nic_cluster_policy, NCP_DEFAULT_KEYS)):
+        cfg = with_role_defaults('network_operator', keys, {k: params[k] for k in keys + optional if k in params})
         try:
             render(cfg)
         except RenderValidationError as exc:

@@ -13,7 +13,7 @@ from test_k8s_render import PF, REFERENCE_DEFAULTS, reference_hostvars
 from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_operator as op
 from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_sriov as sriov
 from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_sriov_pool as pool
-from role_fallbacks import pool_defaults, sriov_defaults
+from role_fallbacks import ncp_defaults, pool_defaults, sriov_defaults
 
 
 @pytest.fixture(scope="module")
@@ -49,24 +49,24 @@ VARIANTS = [
     ("sriov-partitioned-extra-policy", lambda: _sriov(_partitioned)),
     ("sriov-whereabouts", lambda: _sriov(sriov_networks_ipam="whereabouts", sriov_networks_whereabouts_range="10.255.0.0/16")),
     ("sriov-nv-ipam", lambda: _sriov(sriov_networks_ipam="nv-ipam", sriov_networks_nv_ipam_pool="roce-pool")),
-    ("ncp-default", lambda: [op.render_nic_cluster_policy({})]),
+    ("ncp-default", lambda: [op.render_nic_cluster_policy(ncp_defaults({}))]),
     (
         "ncp-everything-airgapped",
         lambda: [
             op.render_nic_cluster_policy(
-                {
+                ncp_defaults({
                     "network_operator_ofed_driver": True,
                     "network_operator_rdma_shared_device_plugin": True,
                     "network_operator_nv_ipam_enable_webhook": True,
                     "network_operator_airgap": {"registry": "registry.local:5000/mirror", "image_pull_secrets": ["mirror-pull"]},
-                }
-            )
+                }))
         ],
     ),
-    ("ncp-whereabouts", lambda: [op.render_nic_cluster_policy({"network_operator_ipam": "whereabouts"})]),
+    ("ncp-whereabouts", lambda: [op.render_nic_cluster_policy(ncp_defaults({"network_operator_ipam": "whereabouts"}))]),
     (
         "ncp-no-ipam-flattened-mirror",
-        lambda: [op.render_nic_cluster_policy({"network_operator_ipam": "none", "network_operator_airgap": {"registry": "m.local", "preserve_path": False}})],
+        lambda: [op.render_nic_cluster_policy(ncp_defaults(
+            {"network_operator_ipam": "none", "network_operator_airgap": {"registry": "m.local", "preserve_path": False}}))],
     ),
 ]
 
@@ -139,7 +139,7 @@ def test_schema_check_is_strict(crds):
     del network["metadata"]["namespace"]
     problems = validate_object(network, crds)
     assert any("trust" in p for p in problems) and any("metadata.namespace" in p for p in problems), problems
-    ncp = op.render_nic_cluster_policy({})
+    ncp = op.render_nic_cluster_policy(ncp_defaults({}))
     ncp["metadata"]["namespace"] = "x"
     ncp["spec"]["secondaryNetwork"]["ipamPlugin"] = {"image": "whereabouts", "repository": "ghcr.io/k8snetworkplumbingwg", "version": "v0.7.0"}
     problems = validate_object(ncp, crds)

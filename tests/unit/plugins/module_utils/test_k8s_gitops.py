@@ -16,9 +16,10 @@ from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_operato
 
 sys.path.insert(0, os.path.dirname(__file__))
 import k8s_crd_schema  # noqa: E402
+from role_fallbacks import helm_defaults
 
-CHART = op.render_chart_reference({})
-VALUES = op.render_helm_values({})
+CHART = op.render_chart_reference(helm_defaults({}))
+VALUES = op.render_helm_values(helm_defaults({}))
 
 
 def test_flux_release_installs_the_pinned_chart_with_the_values():
@@ -43,7 +44,7 @@ def test_flux_release_installs_the_pinned_chart_with_the_values():
 
 
 def test_an_oci_mirror_gives_an_oci_source():
-    chart = op.render_chart_reference({"network_operator_chart_repo_url": "oci://registry.local:5000/charts"})
+    chart = op.render_chart_reference(helm_defaults({"network_operator_chart_repo_url": "oci://registry.local:5000/charts"}))
     source, _release = g.flux_helm_release(chart, VALUES, {"flux_namespace": "gitops"})
     assert source["spec"] == {"interval": "10m", "url": "oci://registry.local:5000/charts", "type": "oci"}
     assert source["metadata"]["namespace"] == "gitops"
@@ -133,7 +134,7 @@ def test_without_a_namespace_to_create_the_roots_have_none():
 
 
 def test_a_local_chart_is_read_from_the_gitops_repository(crds):
-    chart = op.render_chart_reference({"network_operator_chart_path": "/srv/charts/network-operator-26.4.1.tgz"})
+    chart = op.render_chart_reference(helm_defaults({"network_operator_chart_path": "/srv/charts/network-operator-26.4.1.tgz"}))
     assert chart["helm_command"] == ("helm upgrade --install network-operator /srv/charts/network-operator-26.4.1.tgz "
                                      "--namespace nvidia-network-operator --create-namespace -f helm-values.yaml")
     assert "helm.ngc.nvidia.com" not in chart["helm_command"]

@@ -21,6 +21,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_ncp_schema imp
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "crds"))
 import gen_ncp_schema  # noqa: E402
+from role_fallbacks import helm_defaults, ncp_defaults
 
 CRD_FILE = "network-operator-v%s/mellanox.com_nicclusterpolicies.yaml" % NCP_SCHEMA_CHART_VERSION
 
@@ -31,8 +32,8 @@ def test_the_embedded_schema_is_the_crds():
 
 def _full():
     return op.render_nic_cluster_policy(
-        {"network_operator_ofed_driver": True, "network_operator_rdma_shared_device_plugin": True, "network_operator_airgap": {"image_pull_secrets": ["p"]}}
-    )
+        ncp_defaults({"network_operator_ofed_driver": True, "network_operator_rdma_shared_device_plugin": True,
+                      "network_operator_airgap": {"image_pull_secrets": ["p"]}}))
 
 
 # (id, overrides merged into the spec, valid?)
@@ -73,10 +74,10 @@ def test_bad_overrides_are_refused_before_anything_applies(overrides, valid):
         "network_operator_nic_cluster_policy_overrides": copy.deepcopy(overrides),
     }
     if valid:
-        op.render_nic_cluster_policy(cfg)
+        op.render_nic_cluster_policy(ncp_defaults(cfg))
         return
     with pytest.raises(common.RenderValidationError) as info:
-        op.render_nic_cluster_policy(cfg)
+        op.render_nic_cluster_policy(ncp_defaults(cfg))
     for err in info.value.errors:
         assert err["host"] == "(cluster)" and err["field"].startswith("network_operator_nic_cluster_policy_overrides."), err
         assert "fails the CRD schema of network-operator 26.4.1" in err["problem"] and err["fix"]
@@ -84,7 +85,7 @@ def test_bad_overrides_are_refused_before_anything_applies(overrides, valid):
 
 def test_an_unknown_key_is_named_with_the_fields_the_crd_knows_there():
     with pytest.raises(common.RenderValidationError) as info:
-        op.render_nic_cluster_policy({"network_operator_nic_cluster_policy_overrides": {"nvIpam": {"enableWebhok": True}}})
+        op.render_nic_cluster_policy(ncp_defaults({"network_operator_nic_cluster_policy_overrides": {"nvIpam": {"enableWebhok": True}}}))
     (err,) = info.value.errors
     assert err["message"] == (
         "(cluster): network_operator_nic_cluster_policy_overrides.nvIpam.enableWebhok=true: is not a field of the CRD: "
@@ -96,7 +97,7 @@ def test_an_unknown_key_is_named_with_the_fields_the_crd_knows_there():
 
 def test_a_component_the_overrides_turn_into_a_string_is_refused():
     with pytest.raises(common.RenderValidationError) as info:
-        op.render_nic_cluster_policy({"network_operator_nic_cluster_policy_overrides": {"secondaryNetwork": "multus"}})
+        op.render_nic_cluster_policy(ncp_defaults({"network_operator_nic_cluster_policy_overrides": {"secondaryNetwork": "multus"}}))
     assert [e["field"] for e in info.value.errors] == ["network_operator_nic_cluster_policy_overrides.secondaryNetwork"]
 
 
@@ -106,7 +107,7 @@ HOSTILE_URL = "https://charts.example/nv?a=1&b=$(touch${IFS}%s);x|y>z`id`"
 
 
 def test_helm_command_is_unchanged_for_the_default_chart():
-    ref = op.render_chart_reference({})
+    ref = op.render_chart_reference(helm_defaults({}))
     assert ref["helm_command"] == (
         "helm upgrade --install network-operator network-operator --repo https://helm.ngc.nvidia.com/nvidia --version 26.4.1 "
         "--namespace nvidia-network-operator --create-namespace -f helm-values.yaml"
@@ -116,7 +117,7 @@ def test_helm_command_is_unchanged_for_the_default_chart():
 def test_helm_command_quotes_a_repo_url_with_shell_metacharacters(tmp_path):
     marker = tmp_path / "pwned"
     url = "https://charts.example/nv?a=1&b=$(touch${IFS}%s);x|y>z" % marker
-    ref = op.render_chart_reference({"network_operator_chart_repo_url": url})
+    ref = op.render_chart_reference(helm_defaults({"network_operator_chart_repo_url": url}))
     argv = shlex.split(ref["helm_command"])
     assert argv[argv.index("--repo") + 1] == url
     # What a shell does with it: printf stands in for helm, each argument on a line of its own.
@@ -131,18 +132,18 @@ def test_helm_command_quotes_a_repo_url_with_shell_metacharacters(tmp_path):
 )
 def test_a_repo_url_that_is_no_url_is_refused(url):
     with pytest.raises(common.RenderValidationError) as info:
-        op.render_chart_reference({"network_operator_chart_repo_url": url})
+        op.render_chart_reference(helm_defaults({"network_operator_chart_repo_url": url}))
     (err,) = info.value.errors
     assert err["field"] == "network_operator_chart_repo_url" and "https://helm.ngc.nvidia.com/nvidia" in err["fix"]
 
 
 @pytest.mark.parametrize("url", ["https://helm.ngc.nvidia.com/nvidia", "oci://registry.local:5000/charts", "http://10.0.0.1:8080/charts?token=a&b=c"])
 def test_real_repo_urls_pass(url):
-    assert op.render_chart_reference({"network_operator_chart_repo_url": url})["repository"] == url
+    assert op.render_chart_reference(helm_defaults({"network_operator_chart_repo_url": url}))["repository"] == url
 
 
 def test_chart_name_and_version_are_strict():
     with pytest.raises(common.RenderValidationError) as info:
-        op.render_chart_reference({"network_operator_chart_name": "network-operator;id", "network_operator_chart_version": "26.4.1-rc1;id"})
+        op.render_chart_reference(helm_defaults({"network_operator_chart_name": "network-operator;id", "network_operator_chart_version": "26.4.1-rc1;id"}))
     assert sorted(e["field"] for e in info.value.errors) == ["network_operator_chart_name", "network_operator_chart_version"]
-    assert op.render_chart_reference({"network_operator_chart_version": "v26.4.1-rc.1+build.5"})["version"] == "v26.4.1-rc.1+build.5"
+    assert op.render_chart_reference(helm_defaults({"network_operator_chart_version": "v26.4.1-rc.1+build.5"}))["version"] == "v26.4.1-rc.1+build.5"

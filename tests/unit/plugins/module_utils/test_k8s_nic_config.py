@@ -21,7 +21,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_operato
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import RenderValidationError
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_nic_config import pci_from_ifname, render_nic_config_templates
 from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import fabric_table
-from role_fallbacks import nic_defaults
+from role_fallbacks import ncp_defaults, nic_defaults
 
 EXAMPLES = "nic-configuration-operator-network-operator-v26.4.1/examples"
 SHARED = {"roce_nic_config_node_selector": {"example.com/gpu-pool": "pool-a"}}
@@ -298,8 +298,8 @@ def test_the_validator_is_strict_about_the_template_fields(crds):
 
 
 def test_the_nic_cluster_policy_deploys_the_nic_configuration_operator_when_asked(crds):
-    assert "nicConfigurationOperator" not in op.render_nic_cluster_policy({})["spec"]
-    ncp = op.render_nic_cluster_policy({"network_operator_nic_configuration_operator": True})
+    assert "nicConfigurationOperator" not in op.render_nic_cluster_policy(ncp_defaults({}))["spec"]
+    ncp = op.render_nic_cluster_policy(ncp_defaults({"network_operator_nic_configuration_operator": True}))
     assert ncp["spec"]["nicConfigurationOperator"] == {
         "operator": {"image": "nic-configuration-operator", "repository": "nvcr.io/nvidia/mellanox", "version": "network-operator-v26.4.1"},
         "configurationDaemon": {
@@ -311,14 +311,13 @@ def test_the_nic_cluster_policy_deploys_the_nic_configuration_operator_when_aske
     }
     assert validate_object(ncp, crds) == []
     mirrored = op.render_nic_cluster_policy(
-        {
+        ncp_defaults({
             "network_operator_nic_configuration_operator": True,
             "network_operator_nic_configuration_log_level": "debug",
             "network_operator_chart_version": "26.1.2",
             "network_operator_images": {"nic_configuration_daemon": {"version": "v1.3.2"}},
             "network_operator_airgap": {"registry": "registry.local:5000/mirror", "image_pull_secrets": ["mirror-pull"]},
-        }
-    )["spec"]["nicConfigurationOperator"]
+        }))["spec"]["nicConfigurationOperator"]
     assert mirrored["operator"] == {
         "image": "nic-configuration-operator",
         "repository": "registry.local:5000/mirror/nvidia/mellanox",
@@ -341,7 +340,7 @@ def test_the_nic_cluster_policy_deploys_the_nic_configuration_operator_when_aske
 )
 def test_bad_nic_configuration_operator_settings_are_refused(cfg, field):
     with pytest.raises(RenderValidationError) as err:
-        op.render_nic_cluster_policy(cfg)
+        op.render_nic_cluster_policy(ncp_defaults(cfg))
     assert [e["field"] for e in err.value.errors] == [field]
     if field == "network_operator_chart_version":
         assert "network_operator_images.nic_configuration_daemon.version" in err.value.errors[0]["fix"]

@@ -14,6 +14,7 @@ import yaml
 from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_operator as op
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import RenderValidationError
 from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_checks import role_problems
+from role_fallbacks import ncp_defaults
 
 REPO = Path(__file__).resolve().parents[4]
 CHARTS = Path(os.environ.get("GPUFABRIC_SHARED_DIR") or REPO.parent / "shared") / "charts"
@@ -49,8 +50,8 @@ def test_release_table_matches_the_charts_values(version):
 
 @pytest.mark.parametrize("version", ["26.1.2", "26.4.1", "v26.1.2"])
 def test_ncp_component_versions_follow_the_chart_version(version):
-    ncp = op.render_nic_cluster_policy({"network_operator_chart_version": version, "network_operator_ofed_driver": True,
-                                        "network_operator_rdma_shared_device_plugin": True})
+    ncp = op.render_nic_cluster_policy(ncp_defaults({"network_operator_chart_version": version, "network_operator_ofed_driver": True,
+                                        "network_operator_rdma_shared_device_plugin": True}))
     release = op.NCP_RELEASES[version.lstrip("v")]
     spec = ncp["spec"]
     for comp in (spec["secondaryNetwork"]["multus"], spec["secondaryNetwork"]["cniPlugins"], spec["nvIpam"], spec["rdmaSharedDevicePlugin"]):
@@ -59,13 +60,13 @@ def test_ncp_component_versions_follow_the_chart_version(version):
 
 
 def test_the_default_chart_version_renders_as_before():
-    assert op.render_nic_cluster_policy({}) == op.render_nic_cluster_policy({"network_operator_chart_version": "26.4.1"})
+    assert op.render_nic_cluster_policy(ncp_defaults({})) == op.render_nic_cluster_policy(ncp_defaults({"network_operator_chart_version": "26.4.1"}))
     assert op.NCP_DEFAULT_IMAGES["multus"]["version"] == "network-operator-v26.4.1"
 
 
 def test_unknown_chart_version_is_refused_with_the_fix():
     with pytest.raises(RenderValidationError) as exc:
-        op.render_nic_cluster_policy({"network_operator_chart_version": "26.7.1"})
+        op.render_nic_cluster_policy(ncp_defaults({"network_operator_chart_version": "26.7.1"}))
     (err,) = exc.value.errors
     assert err["field"] == "network_operator_chart_version"
     assert err["value"] == "26.7.1"
@@ -76,7 +77,7 @@ def test_unknown_chart_version_is_refused_with_the_fix():
 
 def test_unknown_chart_version_with_every_deployed_version_given_renders():
     images = {c: {"version": "network-operator-v26.7.1"} for c in ("multus", "cni_plugins", "nv_ipam")}
-    ncp = op.render_nic_cluster_policy({"network_operator_chart_version": "26.7.1", "network_operator_images": images})
+    ncp = op.render_nic_cluster_policy(ncp_defaults({"network_operator_chart_version": "26.7.1", "network_operator_images": images}))
     assert ncp["spec"]["nvIpam"]["version"] == "network-operator-v26.7.1"
     assert ncp["spec"]["nvIpam"]["image"] == "nvidia-k8s-ipam"
 

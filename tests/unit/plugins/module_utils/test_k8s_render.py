@@ -14,7 +14,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_operato
 from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_sriov as sriov
 from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_status as status
 from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import vlan_gateway_plan
-from role_fallbacks import sriov_defaults
+from role_fallbacks import helm_defaults, ncp_defaults, sriov_defaults
 
 PF = "enp157s0np0"
 
@@ -550,7 +550,7 @@ def test_input_is_not_mutated():
 
 
 def test_helm_values_defaults():
-    assert op.render_helm_values({}) == {
+    assert op.render_helm_values(helm_defaults({})) == {
         "nfd": {"enabled": True, "deployNodeFeatureRules": True},
         "sriovNetworkOperator": {"enabled": True},
         "sriov-network-operator": {"operator": {"resourcePrefix": "nvidia.com"}},
@@ -559,19 +559,18 @@ def test_helm_values_defaults():
 
 def test_helm_values_overrides_deep_merge_and_win():
     values = op.render_helm_values(
-        {
+        helm_defaults({
             "network_operator_helm_values_overrides": {
                 "nfd": {"deployNodeFeatureRules": False},
                 "sriov-network-operator": {"operator": {"resourcePrefix": "x.io"}},
             }
-        }
-    )
+        }))
     assert values["nfd"] == {"enabled": True, "deployNodeFeatureRules": False}
     assert values["sriov-network-operator"]["operator"]["resourcePrefix"] == "x.io"
 
 
 def test_airgap_relocates_every_chart_image_and_sets_pull_secrets():
-    values = op.render_helm_values({"network_operator_airgap": {"registry": "reg.local:5000/mirror", "image_pull_secrets": ["pull"]}})
+    values = op.render_helm_values(helm_defaults({"network_operator_airgap": {"registry": "reg.local:5000/mirror", "image_pull_secrets": ["pull"]}}))
     refs = []
     for path, _kind, _default in op.CHART_IMAGES["26.4.1"]:
         node = values
@@ -591,7 +590,7 @@ def test_airgap_relocates_every_chart_image_and_sets_pull_secrets():
 
 def test_nfd_off_also_turns_off_the_node_feature_rule():
     """The chart's NodeFeatureRule is gated on nfd.deployNodeFeatureRules; its CRD comes with the NFD sub-chart."""
-    values = op.render_helm_values({"network_operator_nfd_enabled": False})
+    values = op.render_helm_values(helm_defaults({"network_operator_nfd_enabled": False}))
     assert values["nfd"] == {"enabled": False, "deployNodeFeatureRules": False}
 
 
@@ -629,7 +628,7 @@ def test_relocate_image_flatten():
 
 
 def test_airgap_flattened_chart_values_give_registry_slash_image():
-    values = op.render_helm_values({"network_operator_airgap": {"registry": "m.local/nv", "preserve_path": False}})
+    values = op.render_helm_values(helm_defaults({"network_operator_airgap": {"registry": "m.local/nv", "preserve_path": False}}))
     assert values["operator"]["repository"] == "m.local/nv"
     assert values["node-feature-discovery"]["image"]["repository"] == "m.local/nv/node-feature-discovery"
     assert values["sriov-network-operator"]["images"]["sriovCni"] == "m.local/nv/sriov-cni:network-operator-v26.4.1"
@@ -658,12 +657,12 @@ def test_airgap_flattened_chart_values_give_registry_slash_image():
 )
 def test_helm_values_validation(cfg, expected):
     with pytest.raises(common.RenderValidationError) as info:
-        op.render_helm_values(cfg)
+        op.render_helm_values(helm_defaults(cfg))
     assert expected in [e["message"] for e in info.value.errors]
 
 
 def test_chart_reference():
-    ref = op.render_chart_reference({})
+    ref = op.render_chart_reference(helm_defaults({}))
     assert ref["repository"] == "https://helm.ngc.nvidia.com/nvidia"
     assert (ref["chart"], ref["version"], ref["release_name"], ref["namespace"]) == (
         "network-operator",
@@ -673,12 +672,12 @@ def test_chart_reference():
     )
     assert ref["helm_command"].startswith("helm upgrade --install network-operator network-operator --repo https://helm.ngc.nvidia.com/nvidia --version 26.4.1")
     with pytest.raises(common.RenderValidationError) as info:
-        op.render_chart_reference({"network_operator_namespace": "Bad_NS", "network_operator_chart_version": "latest"})
+        op.render_chart_reference(helm_defaults({"network_operator_namespace": "Bad_NS", "network_operator_chart_version": "latest"}))
     assert len(info.value.errors) == 2
 
 
 def test_nic_cluster_policy_default():
-    ncp = op.render_nic_cluster_policy({})
+    ncp = op.render_nic_cluster_policy(ncp_defaults({}))
     assert ncp["metadata"] == {"name": "nic-cluster-policy"}
     assert set(ncp["spec"]) == {"secondaryNetwork", "nvIpam"}
     assert ncp["spec"]["secondaryNetwork"]["multus"] == {"image": "multus-cni", "repository": "nvcr.io/nvidia/mellanox", "version": "network-operator-v26.4.1"}
@@ -687,15 +686,14 @@ def test_nic_cluster_policy_default():
 
 def test_nic_cluster_policy_full():
     ncp = op.render_nic_cluster_policy(
-        {
+        ncp_defaults({
             "network_operator_ipam": "whereabouts",
             "network_operator_ofed_driver": True,
             "network_operator_rdma_shared_device_plugin": True,
             "network_operator_airgap": {"registry": "reg.local", "preserve_path": False, "image_pull_secrets": ["pull"]},
             "network_operator_images": {"multus": {"version": "v4.1.0"}},
             "network_operator_nic_cluster_policy_overrides": {"ofedDriver": {"forcePrecompiled": True}},
-        }
-    )
+        }))
     spec = ncp["spec"]
     assert "nvIpam" not in spec  # the 26.x CRD has no whereabouts field: nothing is deployed for it
     assert spec["secondaryNetwork"]["multus"] == {"image": "multus-cni", "repository": "reg.local", "version": "v4.1.0", "imagePullSecrets": ["pull"]}
@@ -730,7 +728,7 @@ def test_nic_cluster_policy_full():
 )
 def test_nic_cluster_policy_validation(cfg, expected):
     with pytest.raises(common.RenderValidationError) as info:
-        op.render_nic_cluster_policy(cfg)
+        op.render_nic_cluster_policy(ncp_defaults(cfg))
     assert expected in [e["message"] for e in info.value.errors]
 
 

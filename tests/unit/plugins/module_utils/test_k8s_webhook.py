@@ -25,7 +25,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_common 
 from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_operator as op
 from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_sriov as sriov
 from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_sriov_checks as checks
-from role_fallbacks import sriov_defaults
+from role_fallbacks import helm_defaults, sriov_defaults
 
 REPO = os.path.realpath(os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "..", ".."))
 SRIOV_CAPABLE = {"feature.node.kubernetes.io/network-sriov.capable": "true"}
@@ -554,9 +554,9 @@ def test_integers_and_versions_take_ascii_digits_only():
     # Shown as written (issue 20), not as \u0661\u0662.
     assert errs.items[0]["message"] == 'h: f="\u0661\u0662": must be an integer. Fix: set f to a whole number'
     with pytest.raises(common.RenderValidationError):
-        op.render_chart_reference({"network_operator_chart_version": "26.4.\u0661"})
+        op.render_chart_reference(helm_defaults({"network_operator_chart_version": "26.4.\u0661"}))
     with pytest.raises(common.RenderValidationError):
-        op.render_chart_reference({"network_operator_chart_version": "26.4.1\n"})
+        op.render_chart_reference(helm_defaults({"network_operator_chart_version": "26.4.1\n"}))
 
 
 def test_pf_range_parsing_is_anchored_and_ascii():
