@@ -69,8 +69,8 @@ def test_templates_applied_on_the_real_api_server_configure_every_rail_nic(modul
     kube.create(crd_path, ncp_crd)
     kube.create(_kube.path("", "v1", "namespaces"), {"metadata": {"name": NAMESPACE}})
     wait_for("the NicClusterPolicy CRD", lambda: _established(kube, "nicclusterpolicies.mellanox.com"), timeout=30)
-    policy = render_nic_cluster_policy(with_role_defaults("network_operator", NCP_DEFAULT_KEYS,
-                                                         {"network_operator_nic_configuration_operator": True, "network_operator_ipam": "none"}))
+    settings = {"network_operator_nic_configuration_operator": True, "network_operator_ipam": "none"}
+    policy = render_nic_cluster_policy(with_role_defaults("network_operator", NCP_DEFAULT_KEYS, settings))
     wait_for("the NicClusterPolicy to be accepted", lambda: _create(kube, _kube.path("mellanox.com", "v1alpha1", "nicclusterpolicies"), policy), 30)
     # the network-operator stand-in installs the five CRDs of state-nic-configuration-operator
     for plural in ("nicconfigurationtemplates", "nicdevices", "nicfirmwaresources", "nicfirmwaretemplates", "nicinterfacenametemplates"):

@@ -51,7 +51,7 @@ def test_release_table_matches_the_charts_values(version):
 @pytest.mark.parametrize("version", ["26.1.2", "26.4.1", "v26.1.2"])
 def test_ncp_component_versions_follow_the_chart_version(version):
     ncp = op.render_nic_cluster_policy(ncp_defaults({"network_operator_chart_version": version, "network_operator_ofed_driver": True,
-                                        "network_operator_rdma_shared_device_plugin": True}))
+                                                     "network_operator_rdma_shared_device_plugin": True}))
     release = op.NCP_RELEASES[version.lstrip("v")]
     spec = ncp["spec"]
     for comp in (spec["secondaryNetwork"]["multus"], spec["secondaryNetwork"]["cniPlugins"], spec["nvIpam"], spec["rdmaSharedDevicePlugin"]):
