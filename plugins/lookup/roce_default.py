@@ -16,7 +16,9 @@ description:
     and the controller's planners and renderers from the same table in Python, so the value is written in one place.
 options:
   _terms:
-    description: One variable name - C(roce_num_vfs), C(roce_mtu), C(roce_vlan_id), C(roce_vf_mode) or C(roce_qos_via).
+    description:
+      - One variable name - C(roce_num_vfs), C(roce_mtu), C(roce_vlan_id), C(roce_vf_mode), C(roce_qos_via),
+        C(roce_k8s_mode), C(roce_serial), C(roce_strategy) or C(roce_max_fail_percentage).
     type: list
     elements: str
     required: true

@@ -44,7 +44,9 @@ DEFAULT_SUBNET_PREFIX = 24
 # The shared fabric variables' defaults when the inventory leaves them out: the one copy. The gateway planner, the
 # SR-IOV and NicConfigurationTemplate renderers and the rails filter read it here, the roles' YAML through the
 # gpufabric.roce.roce_default lookup (`roce_mtu | default(lookup('gpufabric.roce.roce_default', 'roce_mtu'))`).
-ROCE_DEFAULTS = {'roce_num_vfs': 8, 'roce_mtu': 9000, 'roce_vlan_id': 100, 'roce_vf_mode': 'operator', 'roce_qos_via': 'host'}
+# The last four are the rollout's: the Kubernetes mode and the host phases' batches (site.yml, teardown.yml).
+ROCE_DEFAULTS = {'roce_num_vfs': 8, 'roce_mtu': 9000, 'roce_vlan_id': 100, 'roce_vf_mode': 'operator', 'roce_qos_via': 'host',
+                 'roce_k8s_mode': 'apply', 'roce_serial': '100%', 'roce_strategy': 'linear', 'roce_max_fail_percentage': 0}
 
 # What a rail's keys are called in the one-rail variables: the renderers' checks blame these,
 # and rail_field() maps them back to the rail's own key for the message.

@@ -23,6 +23,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_operator impor
 )
 from ansible_collections.gpufabric.roce.plugins.module_utils._perftest import THRESHOLDS, threshold_problem
 from ansible_collections.gpufabric.roce.plugins.module_utils._perftest_cmdline import TESTS
+from ansible_collections.gpufabric.roce.plugins.module_utils._rails import ROCE_DEFAULTS
 from ansible_collections.gpufabric.roce.plugins.module_utils._sriov_vf import validate_planned
 from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_defaults import with_role_defaults
 
@@ -137,7 +138,7 @@ def _network_operator(params, host, inventory, sources=None):
         problems.append(('network_operator_gitops.flux_interval', interval, 'is not a duration Flux reads',
                          'write a Go duration such as 10m, 1h or 90s'))
     kubeconfig = params.get('network_operator_kubeconfig')
-    if params.get('roce_k8s_mode', 'apply') == 'apply' and isinstance(kubeconfig, str) and kubeconfig:
+    if params.get('roce_k8s_mode', ROCE_DEFAULTS['roce_k8s_mode']) == 'apply' and isinstance(kubeconfig, str) and kubeconfig:
         # The value is never shown: a kubeconfig pasted as a string (its content, not a path) is a secret.
         if not os.path.isfile(os.path.expanduser(kubeconfig)):
             problems.append(('network_operator_kubeconfig', NOT_SHOWN,
