@@ -28,7 +28,6 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov_network 
     whereabouts_ipam,
 )
 from ansible_collections.gpufabric.roce.plugins.module_utils._rails import (
-    ROCE_DEFAULTS,
     is_multirail,
     node_network_name,
     node_rails,
@@ -75,7 +74,11 @@ VF_MODES = ("operator", "host")
 # The variables the renderer reads besides each node's own (the inventory's names). Their defaults are not written
 # here: the caller passes every one (plugins/filter/k8s_render.py fills in what it was not given from the role's
 # defaults/main.yml and _rails.ROCE_DEFAULTS, plugin_utils/_role_defaults.py).
-SRIOV_DEFAULT_KEYS = tuple(ROCE_DEFAULTS) + (
+SRIOV_DEFAULT_KEYS = (
+    "roce_num_vfs",
+    "roce_mtu",
+    "roce_vlan_id",
+    "roce_vf_mode",
     "sriov_networks_namespace",
     "sriov_networks_resource_prefix",
     "sriov_networks_ipam",
