@@ -84,6 +84,14 @@ def _is_unset(value):
     return value is None or (isinstance(value, str) and value == "")
 
 
+def require_keys(settings, keys, renderer, filter_name):
+    """Refuse settings that lack one of ``keys`` instead of guessing it: the renderers have no defaults of their own
+    (the filter ``gpufabric.roce.<filter_name>`` fills them in from the role's defaults/main.yml)."""
+    missing = [key for key in keys if key not in settings]
+    if missing:
+        raise ValueError("%s: the settings lack %s: pass the role's defaults (gpufabric.roce.%s does)" % (renderer, ", ".join(missing), filter_name))
+
+
 def _lookup(hvars, defaults, builtin, key):
     value = hvars.get(key) if hvars is not None else None
     if value is None:

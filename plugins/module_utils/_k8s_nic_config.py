@@ -40,6 +40,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import 
     _Errors,
     _plain,
     _slug,
+    require_keys,
 )
 from ansible_collections.gpufabric.roce.plugins.module_utils._qos import pfc_string, prio_mask
 
@@ -297,9 +298,7 @@ def render_nic_config_templates(table, hostvars, hosts=None, cfg=None):
     one ``{node_name, rail, pf, pci_address, nic_type, template}`` per (node, rail) configured; raises
     RenderValidationError naming host, field, value and fix for every problem of the whole inventory."""
     cfg = {k: v for k, v in (cfg or {}).items() if v is not None}
-    missing = [key for key in NIC_CONFIG_DEFAULT_KEYS if key not in cfg]
-    if missing:
-        raise ValueError("render_nic_config_templates: cfg lacks %s: pass the role's defaults (gpufabric.roce.nic_config_templates does)" % ", ".join(missing))
+    require_keys(cfg, NIC_CONFIG_DEFAULT_KEYS, "render_nic_config_templates", "nic_config_templates")
     errs = _Errors()
     selector = _check_cfg(errs, cfg)
     hosts = list(table["nodes"]) if hosts is None else list(hosts)

@@ -14,6 +14,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import 
     _as_bool,
     _Errors,
     _is_unset,
+    require_keys,
     _plain,
     deep_merge,
 )
@@ -148,12 +149,10 @@ HELM_DEFAULT_KEYS = (
 )
 
 
-def _complete(cfg, keys, what):
-    """``cfg`` without its unset (None) values; refuses one that lacks a key of ``keys`` instead of guessing it."""
+def _complete(cfg, keys, what, filter_name):
+    """``cfg`` without its unset (None) values, refused when it lacks a key of ``keys``."""
     cfg = {k: v for k, v in (cfg or {}).items() if v is not None}
-    missing = [key for key in keys if key not in cfg]
-    if missing:
-        raise ValueError("%s: cfg lacks %s: pass the role's defaults (the gpufabric.roce filter of the same name does)" % (what, ", ".join(missing)))
+    require_keys(cfg, keys, what, filter_name)
     return cfg
 
 
@@ -237,7 +236,7 @@ def render_helm_values(cfg=None):
     Keys of ``cfg`` are the role variables (every key of HELM_DEFAULT_KEYS). The overrides
     (``network_operator_helm_values_overrides``) are deep-merged last and always win.
     """
-    cfg = _complete(cfg, HELM_DEFAULT_KEYS, "render_helm_values")
+    cfg = _complete(cfg, HELM_DEFAULT_KEYS, "render_helm_values", "network_operator_helm_values")
     errs = _Errors()
     for key in ("network_operator_nfd_enabled", "network_operator_sriov_enabled"):
         _as_bool(errs, "(cluster)", key, cfg[key])
@@ -285,7 +284,7 @@ def render_helm_values(cfg=None):
 
 
 def render_chart_reference(cfg=None, values_file="helm-values.yaml"):
-    cfg = _complete(cfg, HELM_DEFAULT_KEYS, "render_chart_reference")
+    cfg = _complete(cfg, HELM_DEFAULT_KEYS, "render_chart_reference", "network_operator_chart_reference")
     errs = _Errors()
     ns = cfg["network_operator_namespace"]
     if not isinstance(ns, str) or not DNS_LABEL_RE.match(ns) or len(ns) > 63:
@@ -333,7 +332,7 @@ def render_chart_reference(cfg=None, values_file="helm-values.yaml"):
 
 def render_nic_cluster_policy(cfg=None):
     """Return the NicClusterPolicy object (cluster-scoped, name ``nic-cluster-policy``)."""
-    cfg = _complete(cfg, NCP_DEFAULT_KEYS, "render_nic_cluster_policy")
+    cfg = _complete(cfg, NCP_DEFAULT_KEYS, "render_nic_cluster_policy", "nic_cluster_policy")
     cfg.setdefault("network_operator_nic_configuration_operator", False)  # optional: absent, the operator is not deployed
     errs = _Errors()
     ipam = cfg["network_operator_ipam"]

@@ -15,6 +15,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import 
     _ident,
     _is_unset,
     _lookup,
+    require_keys,
     _plain,
     _slug,
 )
@@ -74,15 +75,8 @@ VF_MODES = ("operator", "host")
 # The variables the renderer reads besides each node's own (the inventory's names). Their defaults are not written
 # here: the caller passes every one (plugins/filter/k8s_render.py fills in what it was not given from the role's
 # defaults/main.yml and _rails.ROCE_DEFAULTS, plugin_utils/_role_defaults.py).
-SRIOV_DEFAULT_KEYS = (
-    "roce_num_vfs",
-    "roce_mtu",
-    "roce_vlan_id",
-    "roce_vf_mode",
-    "sriov_networks_namespace",
-    "sriov_networks_resource_prefix",
-    "sriov_networks_ipam",
-    "sriov_networks_name_prefix",
+# The role's variables a node may set for itself (its hostvars win over the role's value).
+_PER_NODE_ROLE_KEYS = (
     "sriov_networks_resource_name",
     "sriov_networks_pf_names",
     "sriov_networks_link_type",
@@ -100,45 +94,30 @@ SRIOV_DEFAULT_KEYS = (
     "sriov_networks_max_tx_rate",
     "sriov_networks_network_namespace",
     "sriov_networks_ipam_routes",
+)
+_SHARED_FABRIC_KEYS = ("roce_num_vfs", "roce_mtu", "roce_vlan_id", "roce_vf_mode")
+
+SRIOV_DEFAULT_KEYS = _SHARED_FABRIC_KEYS + (
+    # cluster-wide: read from the play host only
+    "sriov_networks_namespace",
+    "sriov_networks_resource_prefix",
+    "sriov_networks_ipam",
+    "sriov_networks_name_prefix",
     "sriov_networks_whereabouts_range",
     "sriov_networks_whereabouts_exclude",
     "sriov_networks_whereabouts_gateway",
     "sriov_networks_nv_ipam_pool",
     "sriov_networks_nv_ipam_pool_type",
-)
+) + _PER_NODE_ROLE_KEYS
 
 # Variables read per node (hostvars first, then the role defaults). Everything else in
 # SRIOV_DEFAULT_KEYS is cluster-wide and read from the play host only.
 SRIOV_PER_HOST_KEYS = (
-    "roce_node_name",
-    "roce_pf",
-    "roce_num_vfs",
-    "roce_mtu",
-    "roce_vlan_id",
-    "roce_pod_subnet",
-    "roce_pod_gateway",
-    "roce_vf_mode",
-    "sriov_networks_resource_name",
-    "sriov_networks_pf_names",
-    "sriov_networks_link_type",
-    "sriov_networks_device_type",
-    "sriov_networks_is_rdma",
-    "sriov_networks_priority",
-    "sriov_networks_nic_vendor",
-    "sriov_networks_node_selector",
-    "sriov_networks_extra_policies",
-    "sriov_networks_vlan_qos",
-    "sriov_networks_trust",
-    "sriov_networks_spoof_chk",
-    "sriov_networks_link_state",
-    "sriov_networks_min_tx_rate",
-    "sriov_networks_max_tx_rate",
-    "sriov_networks_network_namespace",
-    "sriov_networks_ipam_routes",
+    ("roce_node_name", "roce_pf", "roce_pod_subnet", "roce_pod_gateway")
+    + _SHARED_FABRIC_KEYS
+    + _PER_NODE_ROLE_KEYS
     # The rail model (module_utils/_rails.py); unset means the one rail of roce_pf & co.
-    "roce_rails",
-    "roce_rail_overrides",
-    "roce_node_index",
+    + ("roce_rails", "roce_rail_overrides", "roce_node_index")
 )
 
 # Network-level settings: with a cluster-wide IPAM, nodes sharing a resourceName share one
@@ -213,9 +192,7 @@ def render_sriov(hosts, host_vars, defaults=None):
     :class:`RenderValidationError` listing every problem in the whole inventory. ``defaults`` must set every key of
     ``SRIOV_DEFAULT_KEYS`` (the filter gpufabric.roce.sriov_manifests fills in the role's defaults).
     """
-    missing = [key for key in SRIOV_DEFAULT_KEYS if key not in (defaults or {})]
-    if missing:
-        raise ValueError("render_sriov: defaults lack %s: pass the role's defaults (gpufabric.roce.sriov_manifests does)" % ", ".join(missing))
+    require_keys(defaults or {}, SRIOV_DEFAULT_KEYS, "render_sriov", "sriov_manifests")
     return _SriovRender(defaults).run(hosts, host_vars)
 
 

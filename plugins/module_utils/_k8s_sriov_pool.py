@@ -32,6 +32,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import 
     _is_unset,
     _lookup,
     _plain,
+    require_keys,
 )
 
 SRIOV_API_VERSION = "sriovnetwork.openshift.io/v1"
@@ -94,9 +95,7 @@ def render_pool_configs(nodes, host_vars, defaults=None):
     raises :class:`RenderValidationError` listing every problem.
     """
     defaults = _plain(defaults or {})
-    missing = [key for key in POOL_DEFAULT_KEYS if key not in defaults]
-    if missing:
-        raise ValueError("render_pool_configs: defaults lack %s: pass the role's defaults (gpufabric.roce.sriov_pool_configs does)" % ", ".join(missing))
+    require_keys(defaults, POOL_DEFAULT_KEYS, "render_pool_configs", "sriov_pool_configs")
     errs = _Errors()
 
     def cluster(key):
