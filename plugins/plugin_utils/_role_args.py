@@ -13,7 +13,7 @@ from jinja2 import Environment, meta
 from jinja2.exceptions import TemplateSyntaxError
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import format_error, strings_in
-from ansible_collections.gpufabric.roce.plugins.module_utils._rails import ROCE_DEFAULTS
+from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_defaults import collection_default
 
 # A value whose template reads variables by a computed name cannot be keyed by the names it
 # mentions; it is templated for every host (correct, just not shared).
@@ -172,8 +172,10 @@ _ROCE_DEFAULT_LOOKUP = re.compile(r"""lookup\(\s*['"]gpufabric\.roce\.roce_defau
 
 
 def _shown_default(match):
-    name = match.group(1)
-    return repr(ROCE_DEFAULTS[name]) if name in ROCE_DEFAULTS else match.group(0)
+    try:
+        return repr(collection_default(match.group(1)))
+    except KeyError:
+        return match.group(0)
 
 
 def fix_text(option, spec, source, default_expr):

@@ -7,6 +7,10 @@ The roles hand their defaults to the render filters (roles/sriov_networks/vars/m
 (a playbook of the user's, a unit test) gets the rest from the same file, read here, so no value is written twice.
 The shared ``roce_*`` variables come from ``_rails.ROCE_DEFAULTS``, as everywhere else.
 
+``collection_default`` is the one answer to "what is the default of this variable" for YAML outside the variable's
+own role (the gpufabric.roce.roce_default lookup): site.yml's plays and another role's defaults ask it instead of
+writing the value again.
+
 Controller-side only: it reads the collection's ``roles/`` beside ``plugins/``.
 """
 
@@ -46,6 +50,37 @@ def _fallback(role, key):
                              % (role, key, value))
         return yaml.safe_load(match.group(1))
     return value
+
+
+# The roles whose variables collection_default answers for, longest name first (a variable belongs to the role
+# whose name is its prefix).
+_ROLE_NAMES = sorted((d for d in os.listdir(_ROLES) if os.path.isfile(os.path.join(_ROLES, d, 'defaults', 'main.yml'))),
+                     key=len, reverse=True)
+
+
+def _render_dir():
+    # Where ansible-playbook runs from, as lookup('ansible.builtin.env', 'PWD') | default('.', true) reads it.
+    return (os.environ.get('PWD') or '.') + '/render-out'
+
+
+# Defaults that depend on the run rather than on a file: the function gives the value.
+_COMPUTED = {'roce_render_dir': _render_dir}
+
+
+def collection_default(name):
+    """The default of ``name``: a shared ``roce_*`` variable, ``roce_render_dir``, or a role's variable whose
+    defaults/main.yml value is a literal. ``KeyError`` (naming what it can answer) for anything else."""
+    if name in ROCE_DEFAULTS:
+        return copy.deepcopy(ROCE_DEFAULTS[name])
+    if name in _COMPUTED:
+        return _COMPUTED[name]()
+    role = next((r for r in _ROLE_NAMES if name.startswith(r + '_')), None)
+    value = role_defaults(role).get(name) if role else None
+    if value is None or (isinstance(value, str) and '{{' in value):
+        raise KeyError("%r has no collection default. Fix: name one of %s, %s, or a variable of roles/<role>/defaults/main.yml"
+                       " whose default is a literal (e.g. rdma_verify_mode)"
+                       % (name, ', '.join(sorted(ROCE_DEFAULTS)), ', '.join(sorted(_COMPUTED))))
+    return copy.deepcopy(value)
 
 
 @functools.cache

@@ -135,7 +135,7 @@ REFERENCE_PLAY = """---
   gather_facts: false
   roles:
     - role: gpufabric.roce.{role}
-      when: (rdma_verify_mode | default('host')) == 'host'
+      when: (rdma_verify_mode | default(lookup('gpufabric.roce.roce_default', 'rdma_verify_mode'))) == 'host'
 """
 
 

@@ -1,6 +1,7 @@
 """The shared fabric variables' defaults are written once (module_utils/_rails.ROCE_DEFAULTS): the roles' YAML reads
 them through the gpufabric.roce.roce_default lookup, the controller's renderers import the table, and the argument
-specs that document a default show the same value."""
+specs that document a default show the same value. The same lookup answers for roce_render_dir (computed from the
+directory of the run) and for a role's literal default read outside that role (rdma_verify_mode)."""
 
 import glob
 import os
@@ -18,8 +19,10 @@ from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_defaults impo
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, os.pardir, os.pardir))
 SHARED = sorted(ROCE_DEFAULTS)
+# Read outside their own role, or computed: the lookup is their one source too.
+OTHERS = ['rdma_verify_mode', 'roce_render_dir']
 # `roce_mtu | default(<anything>)`: what the default of a shared variable is, wherever the roles or site.yml give one.
-FALLBACK = re.compile(r"\b(%s)\s*\|\s*default\(" % "|".join(SHARED))
+FALLBACK = re.compile(r"\b(%s)\s*\|\s*default\(" % "|".join(SHARED + OTHERS))
 LOOKUP = "lookup('gpufabric.roce.roce_default', '%s')"
 
 
@@ -36,7 +39,7 @@ def test_the_lookup_refuses_a_name_without_a_default_and_names_the_ones_it_has()
     with pytest.raises(AnsibleLookupError) as exc:
         LookupModule().run(['roce_pf'])
     assert "'roce_pf' has no collection default" in str(exc.value)
-    assert 'Fix: name one of %s' % ', '.join(SHARED) in str(exc.value)
+    assert 'Fix: name one of %s, roce_render_dir, or a variable of roles/<role>/defaults/main.yml' % ', '.join(SHARED) in str(exc.value)
 
 
 def test_every_yaml_fallback_of_a_shared_variable_is_the_lookup():
@@ -46,11 +49,34 @@ def test_every_yaml_fallback_of_a_shared_variable_is_the_lookup():
             text = fh.read()
         for m in FALLBACK.finditer(text):
             seen.add(m.group(1))
-            if not text.startswith(LOOKUP % m.group(1) + ')', m.end()):
+            # roce_render_dir's default(..., true): an empty value means the default too.
+            if not (text.startswith(LOOKUP % m.group(1) + ')', m.end()) or text.startswith(LOOKUP % m.group(1) + ', true)', m.end())):
                 wrong.append('%s: %s' % (os.path.relpath(path, REPO), text[m.start():m.end() + 40]))
     assert not wrong, wrong
     # The scan found the roles' fallbacks (a scan that matches nothing would pass anything).
-    assert seen == set(SHARED), seen
+    assert seen == set(SHARED + OTHERS), seen
+
+
+def test_the_lookup_computes_the_render_dir_from_the_runs_directory(monkeypatch):
+    monkeypatch.setenv('PWD', '/srv/rollout')
+    assert LookupModule().run(['roce_render_dir']) == ['/srv/rollout/render-out']
+    # lookup('ansible.builtin.env', 'PWD') | default('.', true): an unset or empty PWD is the current directory.
+    monkeypatch.setenv('PWD', '')
+    assert LookupModule().run(['roce_render_dir']) == ['./render-out']
+
+
+def test_the_lookup_reads_a_roles_literal_default_from_the_roles_file():
+    with open(os.path.join(REPO, 'roles', 'rdma_verify', 'defaults', 'main.yml')) as fh:
+        mode = yaml.safe_load(fh)['rdma_verify_mode']
+    assert LookupModule().run(['rdma_verify_mode']) == [mode]
+
+
+def test_the_lookup_refuses_a_templated_role_default_and_an_unknown_role():
+    # rdma_verify_hosts is a template over the play: no value stands for it outside the role.
+    for name in ('rdma_verify_hosts', 'gpu_operator_mode'):
+        with pytest.raises(AnsibleLookupError) as exc:
+            LookupModule().run([name])
+        assert "%r has no collection default" % name in str(exc.value)
 
 
 def test_the_renderers_fallbacks_of_shared_variables_are_the_table():

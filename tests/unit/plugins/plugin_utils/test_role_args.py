@@ -198,6 +198,6 @@ def test_action_templates_may_read_other_hosts_through_hostvars():
     task = mock.MagicMock()
     task.args = {'roles': ['preflight']}
     action = ActionModule(task, mock.MagicMock(), mock.MagicMock(), loader=loader, templar=Templar(loader=loader), shared_loader_obj=None)
-    with mock.patch.object(ActionBase, 'run', return_value={}):
+    with mock.patch.object(ActionBase, 'run', return_value={}), roce_default_standin():
         result = action.run(task_vars={'hostvars': hv, 'ansible_play_hosts_all': ['a', 'b']})
     assert not result.get('failed'), result['msg']
