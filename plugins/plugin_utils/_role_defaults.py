@@ -52,10 +52,12 @@ def _fallback(role, key):
     return value
 
 
-# The roles whose variables collection_default answers for, longest name first (a variable belongs to the role
-# whose name is its prefix).
-_ROLE_NAMES = sorted((d for d in os.listdir(_ROLES) if os.path.isfile(os.path.join(_ROLES, d, 'defaults', 'main.yml'))),
-                     key=len, reverse=True)
+@functools.cache
+def _role_names():
+    """The roles whose variables collection_default answers for, longest name first (a variable belongs to the role
+    whose name is its prefix). Read on first use, not at import."""
+    return sorted((d for d in os.listdir(_ROLES) if os.path.isfile(os.path.join(_ROLES, d, 'defaults', 'main.yml'))),
+                  key=len, reverse=True)
 
 
 def _render_dir():
@@ -74,7 +76,7 @@ def collection_default(name):
         return copy.deepcopy(ROCE_DEFAULTS[name])
     if name in _COMPUTED:
         return _COMPUTED[name]()
-    role = next((r for r in _ROLE_NAMES if name.startswith(r + '_')), None)
+    role = next((r for r in _role_names() if name.startswith(r + '_')), None)
     value = role_defaults(role).get(name) if role else None
     if value is None or (isinstance(value, str) and '{{' in value):
         raise KeyError("%r has no collection default. Fix: name one of %s, %s, or a variable of roles/<role>/defaults/main.yml"
