@@ -49,12 +49,7 @@ class ActionModule(ActionBase):
         polls = 0
         while True:
             polls += 1
-            resources, error = {}, None
-            for name, query in reads.items():
-                found, error = self._read(dict(query, **auth), task_vars)
-                if error:
-                    break
-                resources[name] = found
+            resources, error = self._read(reads, auth, task_vars)
             elapsed = int(time.monotonic() - start)
             if error:
                 # A kind whose CRD the chart has not installed yet, or a brief API outage: keep polling.
@@ -81,8 +76,11 @@ class ActionModule(ActionBase):
                 return result
             time.sleep(args["interval"])
 
-    def _read(self, query, task_vars):
-        res = self._execute_module(module_name="kubernetes.core.k8s_info", module_args=query, task_vars=task_vars)
+    def _read(self, reads, auth, task_vars):
+        """Every read of one poll in one module run ({name: objects}), or the error that stopped it."""
+        queries = [dict(query, id=name) for name, query in reads.items()]
+        res = self._execute_module(module_name="gpufabric.roce.k8s_info_many", module_args=dict(auth, queries=queries), task_vars=task_vars)
         if res.get("failed"):
-            return None, res.get("msg") or "kubernetes.core.k8s_info failed"
-        return res.get("resources") or [], None
+            return {}, res.get("msg") or "gpufabric.roce.k8s_info_many failed"
+        answers = res.get("answers") or {}
+        return {name: (answers.get(name) or {}).get("resources") or [] for name in reads}, None

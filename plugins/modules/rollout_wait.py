@@ -13,8 +13,8 @@ module: rollout_wait
 short_description: Wait for the network operator or the SR-IOV sync, with one line of progress per poll
 version_added: "0.1.0"
 description:
-  - Polls the cluster through M(kubernetes.core.k8s_info) until the rollout has converged, printing one
-    progress line per poll (what is ready, what is still pending and why), and fails with the reason when
+  - Polls the cluster through M(gpufabric.roce.k8s_info_many) (every read of a poll in one module run) until the
+    rollout has converged, printing one progress line per poll (what is ready, what is still pending and why), and fails with the reason when
     the timeout passes or when a node reports a failure that will not clear by itself.
   - C(check=nic_cluster_policy) waits until the NicClusterPolicy C(nic-cluster-policy) reports
     C(status.state=ready) with every C(appliedStates) entry ready, and every Deployment of O(namespace) is available.
@@ -70,7 +70,7 @@ options:
     type: int
     default: 10
   kubeconfig:
-    description: Path to a kubeconfig, or its content as a mapping (never logged). Passed to M(kubernetes.core.k8s_info).
+    description: Path to a kubeconfig, or its content as a mapping (never logged). Passed to M(gpufabric.roce.k8s_info_many).
     type: raw
   context:
     description: The kubeconfig context to use.
