@@ -15,39 +15,20 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type  # noqa: UP001
 
-QUERY_KEYS = ('id', 'api_version', 'kind', 'name', 'namespace', 'label_selectors', 'field_selectors')
 
-
-def check_queries(queries):
-    """The queries with their defaults filled in, or ValueError naming the query and the fix."""
-    out, seen = [], set()
-    for position, query in enumerate(queries or []):
-        where = 'queries[%d]' % position
-        if not isinstance(query, dict):
-            raise ValueError('%s is %r, not a mapping. Fix: give each query as {id, kind, api_version, ...}' % (where, query))
-        unknown = sorted(set(query) - set(QUERY_KEYS))
-        if unknown:
-            raise ValueError('%s has unknown key(s) %s. Fix: use only %s' % (where, ', '.join(unknown), ', '.join(QUERY_KEYS)))
-        for key in ('id', 'kind'):
-            if not query.get(key):
-                raise ValueError('%s has no %s. Fix: give every query an id (its key in answers) and a kind' % (where, key))
+def check_ids(queries):
+    """ValueError naming the query and the fix when two queries share an id; the module's argument spec checks the
+    rest (id and kind required, known keys only, k8s_info's defaults), before this runs."""
+    seen = set()
+    for position, query in enumerate(queries):
         if query['id'] in seen:
-            raise ValueError('%s: id %r is used twice. Fix: give each query an id of its own' % (where, query['id']))
+            raise ValueError('queries[%d]: id %r is used twice. Fix: give each query an id of its own' % (position, query['id']))
         seen.add(query['id'])
-        out.append({
-            'id': str(query['id']),
-            'api_version': query.get('api_version') or 'v1',
-            'kind': query['kind'],
-            'name': query.get('name') or None,
-            'namespace': query.get('namespace') or None,
-            'label_selectors': list(query.get('label_selectors') or []),
-            'field_selectors': list(query.get('field_selectors') or []),
-        })
-    return out
 
 
 def read_all(service, queries):
-    """``{id: {api_found, resources}}``: each query answered by ``service.find`` as k8s_info answers it.
+    """``{id: {api_found, resources}}``: each query (as the argument spec gives it) answered by ``service.find`` as k8s_info
+    answers it.
 
     A kind the cluster does not serve (its CRD is not installed) gives ``api_found: false`` and no resources, as in
     k8s_info; any other failure raises, and the module fails with it."""

@@ -116,7 +116,7 @@ answers:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_info_many import check_queries, read_all
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_info_many import check_ids, read_all
 
 try:
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client
@@ -151,8 +151,9 @@ def main():
         AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True).fail_json(
             msg="gpufabric.roce.k8s_info_many needs the kubernetes.core collection. Fix: ansible-galaxy collection install kubernetes.core")
     module = AnsibleK8SModule(module_class=AnsibleModule, argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    queries = module.params["queries"]
     try:
-        queries = check_queries(module.params["queries"])
+        check_ids(queries)
     except ValueError as err:
         module.fail_json(msg="gpufabric.roce.k8s_info_many: %s" % err)
     try:

@@ -14,8 +14,8 @@ short_description: Wait for the network operator or the SR-IOV sync, with one li
 version_added: "0.1.0"
 description:
   - Polls the cluster through M(gpufabric.roce.k8s_info_many) (every read of a poll in one module run) until the
-    rollout has converged, printing one progress line per poll (what is ready, what is still pending and why), and fails with the reason when
-    the timeout passes or when a node reports a failure that will not clear by itself.
+    rollout has converged, printing one progress line per poll (what is ready, what is still pending and why), and
+    fails with the reason when the timeout passes or when a node reports a failure that will not clear by itself.
   - C(check=nic_cluster_policy) waits until the NicClusterPolicy C(nic-cluster-policy) reports
     C(status.state=ready) with every C(appliedStates) entry ready, and every Deployment of O(namespace) is available.
   - C(check=sriov_sync) waits until every node of O(expected) has a SriovNetworkNodeState whose

@@ -1,14 +1,26 @@
 # Copyright: (c) 2026, gpufabric.roce maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""gpufabric.roce.k8s_info_many's logic: the queries checked before any request, each answered by K8sService.find.
+"""gpufabric.roce.k8s_info_many's logic: the queries checked before any request (the module's own argument spec, then
+the ids), each answered by K8sService.find.
 
 The cluster side (the real client against a real kube-apiserver) is proven in tests/k8s and molecule k8s, where the
 SR-IOV phase, its teardown and every rollout wait read through this module."""
 
 import pytest
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible_collections.gpufabric.roce.plugins.action.rollout_wait import ActionModule
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_info_many import check_queries, read_all
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_info_many import check_ids, read_all
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_wait import reads_for
+from ansible_collections.gpufabric.roce.plugins.modules.k8s_info_many import ARGUMENT_SPEC
+
+
+def check_queries(queries):
+    """The queries as the module sees them: its argument spec's answer (ValueError with its errors), then the ids."""
+    result = ArgumentSpecValidator(ARGUMENT_SPEC).validate({"queries": queries})
+    if result.error_messages:
+        raise ValueError("; ".join(result.error_messages))
+    check_ids(result.validated_parameters["queries"])
+    return result.validated_parameters["queries"]
 
 
 class FindRecorder:
@@ -50,17 +62,19 @@ def test_defaults_are_k8s_infos():
 
 
 @pytest.mark.parametrize(("queries", "message"), [
-    ([{"id": "a", "kind": "Node"}, {"id": "a", "kind": "Pod"}], "queries[1]: id 'a' is used twice"),
-    ([{"kind": "Node"}], "queries[0] has no id"),
-    ([{"id": "a"}], "queries[0] has no kind"),
-    ([{"id": "a", "kind": "Node", "selector": "x"}], "queries[0] has unknown key(s) selector"),
-    (["Node"], "queries[0] is 'Node', not a mapping"),
+    # what no argument spec can say: the module's own check, with the fix
+    ([{"id": "a", "kind": "Node"}, {"id": "a", "kind": "Pod"}], "queries[1]: id 'a' is used twice. Fix: give each query an id of its own"),
+    # the argument spec's
+    ([{"kind": "Node"}], "missing required arguments: id found in queries"),
+    ([{"id": "a"}], "missing required arguments: kind found in queries"),
+    ([{"id": "a", "kind": "Node", "selector": "x"}], "queries.selector. Supported parameters include: api_version, field_selectors, id, kind"),
+    (["Node"], "Elements value for option 'queries' is of type str and we were unable to convert to dict"),
 ])
 def test_bad_queries_are_refused_before_any_request(queries, message):
     svc = FindRecorder({})
     with pytest.raises(ValueError, match=None) as err:
         read_all(svc, check_queries(queries))
-    assert message in str(err.value) and "Fix:" in str(err.value)
+    assert message in str(err.value)
     assert svc.calls == []
 
 
