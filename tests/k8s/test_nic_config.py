@@ -125,9 +125,11 @@ def test_templates_applied_on_the_real_api_server_configure_every_rail_nic(modul
     kube.create(_path("nicconfigurationtemplates"), rogue)
     wait_for("node1's rail NIC to lose its configuration", lambda: not kube.get(_path("nicdevices", name="node1-1021-0000-9d-00"))
              .get("spec", {}).get("configuration"), timeout=30)
-    events = kube.items(_kube.path("", "v1", "events", namespace=NAMESPACE))
-    assert any(e["reason"] == "SpecError" and e["involvedObject"]["name"] == "node1-1021-0000-9d-00"
-               and "not-ours" in e["message"] and "roce-node1-1021" in e["message"] for e in events)
+    # the event is an object of its own, written after the device's spec: a reader can see the spec first
+    wait_for("upstream's SpecError event naming both templates", lambda: any(
+        e["reason"] == "SpecError" and e["involvedObject"]["name"] == "node1-1021-0000-9d-00"
+        and "not-ours" in e["message"] and "roce-node1-1021" in e["message"]
+        for e in kube.items(_kube.path("", "v1", "events", namespace=NAMESPACE))), timeout=30)
     kube.delete(_path("nicconfigurationtemplates", name="not-ours"))
     wait_for("node1's rail NIC configured again", lambda: _reason(kube.get(_path("nicdevices", name="node1-1021-0000-9d-00"))) == "UpdateSuccessful"
              and kube.get(_path("nicdevices", name="node1-1021-0000-9d-00")).get("spec", {}).get("configuration"), timeout=30)
