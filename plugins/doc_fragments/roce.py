@@ -37,9 +37,10 @@ attributes:
       - gpufabric.roce.roce
 """
 
-    # The attributes of the actions that only read variables on the controller (validate_role_arguments,
-    # unknown_variables, role_view).
-    CONTROLLER_READONLY = r"""
+    # The attributes of the modules that change nothing: the actions that only read variables on the controller
+    # (validate_role_arguments, unknown_variables, role_view) and the cluster reads (k8s_info_many, k8s_tools,
+    # rollout_wait, which adds its own check-mode details).
+    READONLY = r"""
 options: {}
 attributes:
   check_mode:
@@ -53,4 +54,18 @@ attributes:
     description: Target OS/families that can be operated against.
     support: N/A
     platforms: posix
+"""
+
+    # How the modules that talk to the Kubernetes API find it, in kubernetes.core's words (k8s_apply, k8s_info_many,
+    # k8s_tools, rollout_wait). The roles pass the kubeconfig they were given, a path or a mapping.
+    K8S_AUTH = r"""
+options:
+  kubeconfig:
+    description:
+      - Path to a kubeconfig, or its content as a mapping (never logged), as M(kubernetes.core.k8s_info) takes it.
+      - Without it, the kubernetes client's defaults (C(K8S_AUTH_KUBECONFIG), C(KUBECONFIG), C(~/.kube/config), in-cluster).
+    type: raw
+  context:
+    description: The kubeconfig context to use.
+    type: str
 """

@@ -32,12 +32,6 @@ options:
   namespace:
     description: Namespace for the objects that do not name one.
     type: str
-  kubeconfig:
-    description: Path to a kubeconfig, or its content as a mapping (never logged).
-    type: raw
-  context:
-    description: The kubeconfig context to use.
-    type: str
   labels:
     description:
       - Labels added to every object's C(metadata.labels) when it is applied (the definitions themselves are not changed).
@@ -55,6 +49,8 @@ attributes:
     description: Target OS/families that can be operated against.
     support: N/A
     platforms: posix
+extends_documentation_fragment:
+  - gpufabric.roce.roce.k8s_auth
 requirements:
   - kubernetes.core (the C(kubernetes) Python package on the host the task runs on)
 """

@@ -56,25 +56,9 @@ options:
         type: list
         elements: str
         default: []
-  kubeconfig:
-    description:
-      - Path to a kubeconfig, or its content as a mapping (never logged), as M(kubernetes.core.k8s_info) takes it.
-      - Without it, the kubernetes client's defaults (C(K8S_AUTH_KUBECONFIG), C(KUBECONFIG), C(~/.kube/config), in-cluster).
-    type: raw
-  context:
-    description: The kubeconfig context to use.
-    type: str
-attributes:
-  check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
-    support: full
-  diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
-    support: none
-  platform:
-    description: Target OS/families that can be operated against.
-    support: N/A
-    platforms: posix
+extends_documentation_fragment:
+  - gpufabric.roce.roce.readonly
+  - gpufabric.roce.roce.k8s_auth
 requirements:
   - kubernetes.core (the C(kubernetes) Python package on the host the task runs on)
 """

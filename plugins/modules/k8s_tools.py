@@ -34,23 +34,9 @@ options:
     description: The helm binary; empty means C(helm) on the PATH.
     type: str
     default: ""
-  kubeconfig:
-    description: Path to a kubeconfig, or its content as a mapping (never logged).
-    type: raw
-  context:
-    description: The kubeconfig context to use.
-    type: str
-attributes:
-  check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
-    support: full
-  diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
-    support: none
-  platform:
-    description: Target OS/families that can be operated against.
-    support: N/A
-    platforms: posix
+extends_documentation_fragment:
+  - gpufabric.roce.roce.readonly
+  - gpufabric.roce.roce.k8s_auth
 """
 
 EXAMPLES = r"""

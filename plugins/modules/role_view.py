@@ -40,7 +40,7 @@ options:
     elements: str
     required: true
 extends_documentation_fragment:
-  - gpufabric.roce.roce.controller_readonly
+  - gpufabric.roce.roce.readonly
 notes:
   - Play, block and role parameters of another play are not seen, only what the inventory and extra vars give the host.
   - The result can carry whatever the variables hold; do not name secret-bearing variables, or set C(no_log) on the task.

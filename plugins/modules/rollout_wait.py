@@ -69,24 +69,14 @@ options:
     description: Seconds between polls.
     type: int
     default: 10
-  kubeconfig:
-    description: Path to a kubeconfig, or its content as a mapping (never logged). Passed to M(gpufabric.roce.k8s_info_many).
-    type: raw
-  context:
-    description: The kubeconfig context to use.
-    type: str
 attributes:
   check_mode:
     description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
     details: Waits for nothing in check mode, since nothing was applied.
-  diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
-    support: none
-  platform:
-    description: Target OS/families that can be operated against.
-    support: N/A
-    platforms: posix
+extends_documentation_fragment:
+  - gpufabric.roce.roce.readonly
+  - gpufabric.roce.roce.k8s_auth
 requirements:
   - kubernetes.core (the C(kubernetes) Python package on the host the task runs on)
 """

@@ -42,7 +42,7 @@ options:
     elements: str
     default: []
 extends_documentation_fragment:
-  - gpufabric.roce.roce.controller_readonly
+  - gpufabric.roce.roce.readonly
 notes:
   - Run it once (C(run_once=true)); it reads every host's variables itself.
   - Variables given as play, block or role parameters are not seen; only what the inventory and extra vars give each host.

@@ -49,7 +49,7 @@ options:
     type: list
     elements: str
 extends_documentation_fragment:
-  - gpufabric.roce.roce.controller_readonly
+  - gpufabric.roce.roce.readonly
 notes:
   - Run it once (C(run_once=true)); it reads every host's variables itself.
   - Role parameters and play or block C(vars) are not seen (this is the check of what the inventory and extra vars give
