@@ -441,6 +441,11 @@ _HINTS = {
     'rdma_cm_client': 'rdma_cm could not connect: the server is not running with rdma_cm, or the server address is '
                       'not on an RDMA-capable interface',
     'peer_gone': 'the peer went away during the exchange: see the failure reported by the other side of this test',
+    'clock_calibration': 'perftest could not calibrate the CPU clock it times the test with (its samples of the cycle '
+                         'counter against the system clock did not line up, r^2 below 0.9), so it reported nothing; '
+                         'the fabric was not judged. The node was too busy, or its clock is unsteady (a VM whose vCPUs '
+                         'wait for the host, CPU frequency changes). Run the test again on a quieter node; on a VM, '
+                         'give it dedicated (pinned) vCPUs',
 }
 
 # (class, pattern): the first class whose pattern matches a line of stderr or stdout wins, so the
@@ -461,6 +466,8 @@ _CLASSES = (
     ('tcp_connect', re.compile(r"Couldn't connect to \S+")),
     ('rdma_cm_client', re.compile(r'Unable to perform rdma_client function')),
     ('peer_gone', re.compile(r"Couldn't read remote address")),
+    # The side that failed its calibration; the other side then reports peer_gone.
+    ('clock_calibration', re.compile(r'Correlation coefficient r\^2: \S+ < 0\.9|Can.t produce a report')),
 )
 
 

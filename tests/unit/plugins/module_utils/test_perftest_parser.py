@@ -602,3 +602,15 @@ def test_peer_killed_mid_run():
     found = pt.classify(stdout, stderr)
     assert (found['error_class'], found['message']) == ('peer_gone', "ethernet_read_keys: Couldn't read remote address")
     assert capture('peer_killed', 'server')[2] == 137
+
+
+def test_a_failed_clock_calibration_is_named_and_not_blamed_on_the_fabric():
+    # What a bandwidth client printed in a TCG lab VM on a loaded machine (molecule lab, 2026-11-28): perftest samples
+    # the cycle counter against the system clock and gives up when they do not line up; its server saw the client go.
+    client = pt.classify('', "Correlation coefficient r^2: 0.802271 < 0.9\nCan't produce a report\n")
+    assert (client['error_class'], client['message']) == ('clock_calibration', 'Correlation coefficient r^2: 0.802271 < 0.9')
+    for words in ('fabric was not judged', 'quieter node', 'pinned'):
+        assert words in client['hint']
+    server = pt.classify('', "ethernet_read_keys: Couldn't read remote address\n Unable to read to socket/rdma_cm\n"
+                             "Failed to exchange data between server and clients\n")
+    assert server['error_class'] == 'peer_gone'
