@@ -53,15 +53,20 @@ def isolation_plan(plan, matrix, base_port=18515):
             partner = good[i % len(good)] if good else suspect
             pairs.append({'client': suspect, 'server': partner, 'rail': rail, 'kind': 'known-good' if good else 'self',
                           'batch': i // len(good) if good else 0})
-    # A round: every node at most once as client and once as server (perftest servers on distinct ports).
-    rounds = []
+    # A round: every node in at most one pair (a node against itself is one pair). A node has one duty per round, with
+    # one rail and one port: with rails, a suspect of one rail can be the known-good partner on another, and two pairs
+    # in one round would overwrite its duty (its server would listen on the other rail's netdev and port).
+    rounds, busy = [], []
     for pair in pairs:
-        for rnd in rounds:
-            if all(p['client'] != pair['client'] and p['server'] != pair['server'] for p in rnd):
+        members = {pair['client'], pair['server']}
+        for rnd, used in zip(rounds, busy):
+            if not members & used:
                 rnd.append(pair)
+                used.update(members)
                 break
         else:
             rounds.append([pair])
+            busy.append(set(members))
     duties = {n: [] for n in nodes}
     for r, rnd in enumerate(rounds):
         for n in nodes:

@@ -65,6 +65,30 @@ def test_rails_are_isolated_each_on_its_own_rail():
     assert duty['rail'] == 'rail1' and duty['netdev'] == 'p1.102' and duty['peer_address'].startswith('10.2.0.')
 
 
+def test_a_node_at_fault_on_one_rail_and_known_good_on_another_has_one_duty_per_round():
+    # Rail 0 loses n1, rail 1 loses n2: n3 and n4 are suspects on one rail and known-good partners on the other. A round
+    # may hold each node in one pair only, or a node's single duty (one rail, netdev and port) is overwritten by the
+    # second pair and its server listens on the other rail.
+    nodes = ['n1', 'n2', 'n3', 'n4']
+    rails = {n: [{'name': 'rail0', 'gateway': '10.1.0.%d' % i, 'pf': 'p0', 'vlan': 101},
+                 {'name': 'rail1', 'gateway': '10.2.0.%d' % i, 'pf': 'p1', 'vlan': 102}] for i, n in enumerate(nodes, 1)}
+    plan = rr.plan(nodes, {}, 18515, rails)
+    pairs = [p for r in plan['rounds'] for p in r]
+    records = (_records([p for p in pairs if p['rail'] == 'rail0'], {'n1'})
+               + _records([p for p in pairs if p['rail'] == 'rail1'], {'n2'}))
+    ip = iso.isolation_plan(plan, rr.build_matrix(plan['rounds'], records, ['ib_write_bw']))
+    for rnd in ip['rounds']:
+        members = [n for p in rnd for n in {p['client'], p['server']}]
+        assert len(members) == len(set(members)), rnd
+    # every pair's two duties agree on its rail, netdev and port
+    for r, rnd in enumerate(ip['rounds']):
+        for p in rnd:
+            client, server = ip['duties'][p['client']][r], ip['duties'][p['server']][r]
+            assert client['client_to'] == p['server'] and server['server_for'] == p['client']
+            assert client['rail'] == server['rail'] == p['rail'] and client['tcp_port'] == server['tcp_port']
+            assert client['peer_address'] == plan['addresses'][p['rail']][p['server']]
+
+
 def test_a_passing_ring_needs_no_isolation():
     plan = rr.plan(['a', 'b', 'c'], {'a': '10.0.0.1', 'b': '10.0.0.2', 'c': '10.0.0.3'})
     ring, ip, verdicts = _run(plan, set())
