@@ -240,6 +240,12 @@ def _check(kind, rec, srv):
     for key in ('thresholds_skipped', 'counter_flags'):
         if rec.get(key):
             check[key] = list(rec[key])
+    # The perftest module's class of each side's failure (_perftest_output.ERRORS): what a retry or an alert selects on,
+    # rather than perftest's wording.
+    if not check['ok'] and rec.get('error_class'):
+        check['error_class'] = rec['error_class']
+    if srv and not srv.get('ok', True) and srv.get('error_class'):
+        check['server_error_class'] = srv['error_class']
     if rec.get('port_counters'):
         check['port_counters'] = rec['port_counters']
     if kind == 'ping':

@@ -183,6 +183,22 @@ def test_matrix_server_failure_is_quoted_next_to_the_client_failure():
         "server: node2: ib_write_bw server failed (rc=1). perftest said: 'ethernet_read_keys: Couldn't read remote address'")
 
 
+def test_matrix_carries_each_side_s_error_class_of_a_failed_check():
+    # What a retry selects on (molecule/lab/multirail.yml: perftest's clock calibration), rather than perftest's words.
+    records = ok_records('node1', 'node2')
+    records[1] = dict(records[1], ok=False, msg="node1: ib_write_bw client ... Can't produce a report", error_class='clock_calibration')
+    records[2] = dict(records[2], ok=False, msg='node2: ib_write_bw server: the client went away', error_class='peer_gone')
+    records[3] = dict(records[3], error_class=None)
+    m = rr.build_matrix(ROUNDS[:1], records, TESTS)
+    bw, lat = m['pairs'][0]['checks']['bw'], m['pairs'][0]['checks']['lat']
+    assert (bw['error_class'], bw['server_error_class']) == ('clock_calibration', 'peer_gone')
+    assert 'error_class' not in lat and 'server_error_class' not in lat
+    # a check that passed carries no class, whatever its record says
+    records[1] = dict(records[1], ok=True, error_class='clock_calibration')
+    records[2] = dict(records[2], ok=True)
+    assert 'error_class' not in rr.build_matrix(ROUNDS[:1], records, TESTS)['pairs'][0]['checks']['bw']
+
+
 def test_table():
     records = ok_records('node1', 'node2') + ok_records('node2', 'node1', ping_ok=False)
     table = rr.render_table(rr.build_matrix(ROUNDS, records, TESTS))
