@@ -20,8 +20,11 @@ from standins import _kube  # noqa: E402
 CONTROLPLANE = [sys.executable, str(LAB_K8S / "controlplane.py")]
 NAMESPACE = "nvidia-network-operator"
 RELEASE = "network-operator"  # not a YAML 1.1 boolean word: the chart writes the instance label unquoted
-SYNC_DELAY = 4.0
-APPLY_DELAY = 2.0
+# The stand-in operator's delays (seconds): a new spec reaches a node state SYNC_DELAY after the stand-in sees it, and the
+# state stays InProgress for APPLY_DELAY. Long enough that a wait's first poll finds the states unsynced, short because
+# the stage is mostly such waits (4 s and 2 s until 2026-11-28: the first half of make k8s took 60 s longer).
+SYNC_DELAY = 2.0
+APPLY_DELAY = 1.0
 TIMINGS = {}
 
 HARDWARE = {
