@@ -8,9 +8,9 @@ packages=(
     # The VMs: QEMU under virtme-ng (from PyPI), and busybox for virtme's initramfs. QEMU itself
     # comes from bookworm-backports (below).
     busybox-static kmod
-    # The reboot lab (lab/rebootlab.py): a Debian root filesystem with systemd as init, turned
+    # The reboot lab (lab/rebootlab.py): a Debian root filesystem (mmdebstrap) with systemd as init, turned
     # into a qcow2 disk image without loop mounts (mkfs.ext4 -d, qemu-img).
-    debootstrap e2fsprogs qemu-utils
+    mmdebstrap e2fsprogs qemu-utils
     # What the nodes run, seen through the VMs' shared root: iproute2's rdma, perftest, rxe; tcpdump reads the RoCE
     # packets' ToS on the wire (molecule/lab/qos.yml).
     iproute2 iputils-ping procps rdma-core ibverbs-providers ibverbs-utils perftest tcpdump
