@@ -78,7 +78,7 @@ def test_a_node_at_fault_on_one_rail_and_known_good_on_another_has_one_duty_per_
                + _records([p for p in pairs if p['rail'] == 'rail1'], {'n2'}))
     ip = iso.isolation_plan(plan, rr.build_matrix(plan['rounds'], records, ['ib_write_bw']))
     for rnd in ip['rounds']:
-        members = [n for p in rnd for n in {p['client'], p['server']}]
+        members = [n for p in rnd for n in sorted({p['client'], p['server']})]
         assert len(members) == len(set(members)), rnd
     # every pair's two duties agree on its rail, netdev and port
     for r, rnd in enumerate(ip['rounds']):
