@@ -120,6 +120,14 @@ def image_key(release, ko):
     return _digest(parts)
 
 
+def remove_others(prefix, keep):
+    """Remove the cache's entries named ``prefix``... other than ``keep`` (a file or a directory)."""
+    for name in os.listdir(CACHE_DIR):
+        path = os.path.join(CACHE_DIR, name)
+        if name.startswith(prefix) and path != keep:
+            run(["rm", "-rf", path])
+
+
 def build_rootfs():
     key = rootfs_key()
     done = os.path.join(CACHE_DIR, "rootfs-%s" % key)
@@ -144,9 +152,7 @@ def build_rootfs():
     os.rename(tmp, done)
     log("root filesystem built in %.0fs: %s" % (time.time() - started, done))
     # Root filesystems of another package list or tool (a few hundred MB each) are of no further use.
-    for name in os.listdir(CACHE_DIR):
-        if name.startswith("rootfs-") and os.path.join(CACHE_DIR, name) != done:
-            run(["rm", "-rf", os.path.join(CACHE_DIR, name)])
+    remove_others("rootfs-", done)
     return done
 
 
@@ -226,9 +232,7 @@ def build_image():
     os.rename(image + ".tmp", image)
     run(["rm", "-rf", work])
     # Older base images of this cache are of no further use.
-    for name in os.listdir(CACHE_DIR):
-        if name.startswith("base-") and name != os.path.basename(image):
-            os.remove(os.path.join(CACHE_DIR, name))
+    remove_others("base-", image)
     log("base image built in %.0fs: %s" % (time.time() - started, image))
     return image, release
 
