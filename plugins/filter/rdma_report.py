@@ -11,6 +11,7 @@ __metaclass__ = type  # noqa: UP001
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.gpufabric.roce.plugins.module_utils import _perftest, _rdma_isolation, _rdma_pods, _rdma_report, _rdma_summary
+from ansible_collections.gpufabric.roce.plugins.module_utils import _rdma_rounds
 from ansible_collections.gpufabric.roce.plugins.module_utils import _rdma_report_html
 
 
@@ -31,6 +32,10 @@ def rdma_verify_plan(nodes, addresses, base_port=18515, rails=None):
 
 def rdma_verify_isolation_plan(plan, matrix, base_port=18515):
     return _rdma_isolation.isolation_plan(dict(plan), dict(matrix), int(base_port))
+
+
+def rdma_verify_remeasure_plan(plan, matrix, base_port=18515):
+    return _rdma_rounds.remeasure_plan(dict(plan), dict(matrix), int(base_port))
 
 
 def rdma_verify_verdicts(iso_matrix, iso_plan):
@@ -118,6 +123,7 @@ class FilterModule:
             'rdma_verify_plan': _wrap(rdma_verify_plan),
             'rdma_verify_isolation_plan': _wrap(rdma_verify_isolation_plan),
             'rdma_verify_pcie_findings': _wrap(rdma_verify_pcie_findings),
+            'rdma_verify_remeasure_plan': _wrap(rdma_verify_remeasure_plan),
             'rdma_verify_verdicts': _wrap(rdma_verify_verdicts),
             'rdma_ping_parse': _wrap(rdma_ping_parse),
             'perftest_parse': _wrap(perftest_parse),

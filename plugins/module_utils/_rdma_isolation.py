@@ -12,12 +12,14 @@ Where no node of the rail passed (a two-node lab, or a rail down everywhere), a 
 its own address: a node that cannot even reach itself (its address, GID or RDMA device broken) is at fault; one that
 can is reported as inconclusive, with what that rules out.
 
-The extra rounds have the ring's shape (``_rdma_report.plan``: rounds, and per node a duty for every round), so the
+The extra rounds have the ring's shape (``_rdma_rounds.pack``: rounds, and per node a duty for every round), so the
 same tasks run them; the verdicts come from their matrix (``_rdma_report.build_matrix``)."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type  # noqa: UP001
+
+from ansible_collections.gpufabric.roce.plugins.module_utils._rdma_rounds import pack
 
 
 def _suspects_and_good(matrix, nodes):
@@ -37,10 +39,6 @@ def _suspects_and_good(matrix, nodes):
     return out
 
 
-def _address(plan, rail, node):
-    return (plan['addresses'][rail] if rail is not None else plan['addresses'])[node]
-
-
 def isolation_plan(plan, matrix, base_port=18515):
     """The isolation rounds for the ring ``plan`` whose results are ``matrix``: ``{rounds, duties, tests}``, where
     ``tests`` lists each isolation pair with its rail and kind (``known-good`` or ``self``). Empty rounds when the
@@ -53,34 +51,9 @@ def isolation_plan(plan, matrix, base_port=18515):
             partner = good[i % len(good)] if good else suspect
             pairs.append({'client': suspect, 'server': partner, 'rail': rail, 'kind': 'known-good' if good else 'self',
                           'batch': i // len(good) if good else 0})
-    # A round: every node in at most one pair (a node against itself is one pair). A node has one duty per round, with
-    # one rail and one port: with rails, a suspect of one rail can be the known-good partner on another, and two pairs
-    # in one round would overwrite its duty (its server would listen on the other rail's netdev and port).
-    rounds, busy = [], []
-    for pair in pairs:
-        members = {pair['client'], pair['server']}
-        for rnd, used in zip(rounds, busy):
-            if not members & used:
-                rnd.append(pair)
-                used.update(members)
-                break
-        else:
-            rounds.append([pair])
-            busy.append(set(members))
-    duties = {n: [] for n in nodes}
-    for r, rnd in enumerate(rounds):
-        for n in nodes:
-            duties[n].append({'round': r, 'client_to': None, 'server_for': None, 'peer_address': None, 'tcp_port': None})
-        for i, pair in enumerate(rnd):
-            port = base_port + i
-            c, s, rail = pair['client'], pair['server'], pair['rail']
-            duties[c][r].update(client_to=s, peer_address=_address(plan, rail, s), tcp_port=port)
-            duties[s][r].update(server_for=c, tcp_port=port)
-            if rail is not None:
-                for n in (c, s):
-                    duties[n][r].update(rail=rail, netdev=plan['netdevs'][rail][n])
-    return {'rounds': [[{k: p[k] for k in ('client', 'server', 'rail') if p[k] is not None} for p in rnd] for rnd in rounds],
-            'duties': duties, 'tests': pairs}
+    out = pack(plan, pairs, base_port)
+    out['tests'] = pairs
+    return out
 
 
 def verdicts(iso_plan, iso_matrix):

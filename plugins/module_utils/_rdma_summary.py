@@ -77,4 +77,6 @@ def summary(matrix, max_failures=MAX_FAILURES):
         'at_fault': [{'node': v['node'], 'rail': v['rail'], 'reason': _clip(v['reason'])}
                      for v in matrix.get('isolation') or [] if v['verdict'] == 'at fault'][:max_failures],
         'flagged_pairs': matrix.get('flagged', 0),
+        # Pairs perftest measured nothing for at first (clock calibration), judged on their second run.
+        'remeasured_pairs': matrix.get('remeasured', 0),
     }
