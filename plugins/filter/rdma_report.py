@@ -30,6 +30,10 @@ def rdma_verify_plan(nodes, addresses, base_port=18515, rails=None):
     return _rdma_report.plan(list(nodes), dict(addresses), int(base_port), rails=dict(rails) if rails else None)
 
 
+def rdma_verify_fabric_nodes(fabric, hosts):
+    return _rdma_report.fabric_nodes(fabric if isinstance(fabric, str) else dict(fabric), list(hosts))
+
+
 def rdma_verify_isolation_plan(plan, matrix, base_port=18515):
     return _rdma_isolation.isolation_plan(dict(plan), dict(matrix), int(base_port))
 
@@ -121,6 +125,7 @@ class FilterModule:
     def filters(self):
         return {
             'rdma_verify_plan': _wrap(rdma_verify_plan),
+            'rdma_verify_fabric_nodes': _wrap(rdma_verify_fabric_nodes),
             'rdma_verify_isolation_plan': _wrap(rdma_verify_isolation_plan),
             'rdma_verify_pcie_findings': _wrap(rdma_verify_pcie_findings),
             'rdma_verify_remeasure_plan': _wrap(rdma_verify_remeasure_plan),

@@ -11,6 +11,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type  # noqa: UP001
 
 import ipaddress
+import json
 import re
 from xml.etree import ElementTree as ET
 
@@ -74,6 +75,33 @@ def plan(nodes, addresses, base_port=18515, rails=None):
     if rails:
         return _rail_plan(nodes, rails, base_port)
     return _one_plan(nodes, addresses, base_port)
+
+
+def fabric_nodes(fabric, hosts):
+    """What ``plan`` needs of ``hosts``, read from the fabric plan (``_fabric_plan``: the plan, its JSON text, or its bare
+    table) instead of every node's variables: ``{'addresses': {node: gateway}, 'rails': {node: [rail]} or None}``, each
+    rail ``{name, gateway, pf, vlan}`` as ``gpufabric.roce.node_rails`` gives it. The plan holds what the validation made
+    of each node's variables, so the ring is the one those variables give, and a run reading a plan (an AWX slice) needs
+    no other node's variables."""
+    data = json.loads(fabric) if isinstance(fabric, str) else fabric
+    table = data.get('fabric') if isinstance(data, dict) and 'fabric' in data else data
+    nodes = (table or {}).get('nodes') if isinstance(table, dict) else None
+    if not isinstance(nodes, dict):
+        raise _err('(play)', 'rdma_verify_fabric', type(data).__name__, 'is not a fabric plan',
+                   'pass the plan site.yml computed or roce_plan_out wrote, or leave rdma_verify_fabric unset')
+    missing = [h for h in hosts if h not in nodes]
+    if missing:
+        raise _err(missing[0], 'rdma_verify_hosts', missing[:10], 'is not in the fabric plan (%d nodes; %d host(s) missing)'
+                   % (len(nodes), len(missing)), 'verify only nodes of the plan (rdma_verify_hosts, --limit), or plan again from an inventory that '
+                   'has these nodes (site.yml --tags never -e roce_plan_out=<file>)')
+    addresses, rails = {}, {}
+    for host in hosts:
+        entry = nodes[host]
+        if 'rails' in entry:
+            rails[host] = [{'name': r['rail'], 'gateway': r['gateway'], 'pf': r['pf'], 'vlan': r['vlan_id']} for r in entry['rails']]
+        else:
+            addresses[host] = entry['gateway']
+    return {'addresses': addresses, 'rails': rails or None}
 
 
 def _rail_plan(nodes, rails, base_port):

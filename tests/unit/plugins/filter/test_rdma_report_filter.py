@@ -22,7 +22,8 @@ FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures')
 def test_filter_names():
     assert sorted(F) == ['perftest_parse', 'perftest_thresholds', 'rdma_ping_parse', 'rdma_pod_net1_address', 'rdma_pod_placement',
                          'rdma_pod_rail_addresses', 'rdma_report_html', 'rdma_report_junit', 'rdma_report_summary',
-                         'rdma_report_table', 'rdma_verify_isolation_plan', 'rdma_verify_matrix', 'rdma_verify_pcie_findings', 'rdma_verify_plan',
+                         'rdma_report_table', 'rdma_verify_fabric_nodes', 'rdma_verify_isolation_plan', 'rdma_verify_matrix',
+                         'rdma_verify_pcie_findings', 'rdma_verify_plan',
                          'rdma_verify_pod_manifests', 'rdma_verify_remeasure_plan', 'rdma_verify_verdicts']
     # every filter has its ansible-doc file next to the plugin
     here = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', 'plugins', 'filter')
