@@ -62,9 +62,11 @@ def unmeasured(row):
     if row.get('passed'):
         return False
     failed = [(kind, check) for kind, check in (row.get('checks') or {}).items() if not check.get('ok')]
-    return bool(failed) and all(kind != 'ping' and (check.get('error_class') in UNMEASURED
-                                                      or check.get('server_error_class') in UNMEASURED)
-                                for kind, check in failed)
+
+    def nothing_measured(kind, check):
+        return kind != 'ping' and (check.get('error_class') in UNMEASURED or check.get('server_error_class') in UNMEASURED)
+
+    return bool(failed) and all(nothing_measured(kind, check) for kind, check in failed)
 
 
 def remeasure_plan(plan, matrix, base_port=18515):
@@ -75,7 +77,11 @@ def remeasure_plan(plan, matrix, base_port=18515):
     rows = [r for r in matrix.get('pairs') or [] if unmeasured(r)]
     out = pack(plan, [{'client': r['client'], 'server': r['server'], 'rail': r.get('rail')} for r in rows], base_port)
     out['pairs'] = [r['pair'] for r in rows]
-    out['tests'] = [name for name in dict.fromkeys(check['name'] for kind in matrix.get('checks') or []
-                                                  for r in rows for check in [r['checks'].get(kind) or {}]
-                                                  if check and not check.get('ok'))]
+    names = []
+    for kind in matrix.get('checks') or []:
+        for row in rows:
+            check = row['checks'].get(kind) or {}
+            if check and not check.get('ok') and check['name'] not in names:
+                names.append(check['name'])
+    out['tests'] = names
     return out
