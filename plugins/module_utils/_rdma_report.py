@@ -17,6 +17,7 @@ from xml.etree import ElementTree as ET
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import format_error
 from ansible_collections.gpufabric.roce.plugins.module_utils._rdma_isolation import verdict_lines
+from ansible_collections.gpufabric.roce.plugins.module_utils._rdma_rounds import round_duties
 
 KINDS = ('ping', 'bw', 'lat')
 
@@ -152,16 +153,7 @@ def _one_plan(nodes, addresses, base_port):
         except ValueError:
             raise _err(node, 'rdma_verify_address', addresses[node], 'is not an IP address',
                        'use the IPv4 address of the VLAN gateway of the node') from None
-    duties = {n: [] for n in nodes}
-    for r, pairs in enumerate(rounds):
-        for n in nodes:
-            duties[n].append({'round': r, 'client_to': None, 'server_for': None, 'peer_address': None, 'tcp_port': None})
-        for i, pair in enumerate(pairs):
-            port = base_port + i
-            c = duties[pair['client']][r]
-            c.update(client_to=pair['server'], peer_address=str(addresses[pair['server']]), tcp_port=port)
-            s = duties[pair['server']][r]
-            s.update(server_for=pair['client'], tcp_port=port)
+    duties = round_duties(nodes, rounds, lambda rail, node: str(addresses[node]), base_port)
     return {'rounds': rounds, 'duties': duties, 'addresses': {n: str(addresses[n]) for n in nodes}}
 
 

@@ -22,6 +22,27 @@ def _address(plan, rail, node):
     return (plan['addresses'][rail] if rail is not None else plan['addresses'])[node]
 
 
+def round_duties(nodes, rounds, address_of, base_port=18515, netdev_of=None):
+    """Per node, its duty in every round of ``rounds`` (lists of ``{client, server[, rail]}``): ``{node: [{'round',
+    'client_to', 'server_for', 'peer_address', 'tcp_port'[, 'rail', 'netdev']}]}``. Every pair of a round gets its own
+    TCP port (base_port + its index); ``address_of(rail, node)`` is the address a client reaches its server at,
+    ``netdev_of(rail, node)`` the netdev a node tests a rail on. The ring's plan (_rdma_report) and the extra rounds
+    (``pack``) both build their duties here."""
+    duties = {n: [] for n in nodes}
+    for r, rnd in enumerate(rounds):
+        for n in nodes:
+            duties[n].append({'round': r, 'client_to': None, 'server_for': None, 'peer_address': None, 'tcp_port': None})
+        for i, pair in enumerate(rnd):
+            port = base_port + i
+            c, s, rail = pair['client'], pair['server'], pair.get('rail')
+            duties[c][r].update(client_to=s, peer_address=address_of(rail, s), tcp_port=port)
+            duties[s][r].update(server_for=c, tcp_port=port)
+            if rail is not None:
+                for n in (c, s):
+                    duties[n][r].update(rail=rail, netdev=netdev_of(rail, n))
+    return duties
+
+
 def pack(plan, pairs, base_port=18515):
     """``pairs`` (``{client, server, rail}``) of ``plan`` in rounds: ``{rounds, duties}``.
 
@@ -40,18 +61,8 @@ def pack(plan, pairs, base_port=18515):
         else:
             rounds.append([pair])
             busy.append(set(members))
-    duties = {n: [] for n in nodes}
-    for r, rnd in enumerate(rounds):
-        for n in nodes:
-            duties[n].append({'round': r, 'client_to': None, 'server_for': None, 'peer_address': None, 'tcp_port': None})
-        for i, pair in enumerate(rnd):
-            port = base_port + i
-            c, s, rail = pair['client'], pair['server'], pair.get('rail')
-            duties[c][r].update(client_to=s, peer_address=_address(plan, rail, s), tcp_port=port)
-            duties[s][r].update(server_for=c, tcp_port=port)
-            if rail is not None:
-                for n in (c, s):
-                    duties[n][r].update(rail=rail, netdev=plan['netdevs'][rail][n])
+    duties = round_duties(nodes, rounds, lambda rail, node: _address(plan, rail, node), base_port,
+                          lambda rail, node: plan['netdevs'][rail][node])
     return {'rounds': [[{k: p[k] for k in ('client', 'server', 'rail') if p.get(k) is not None} for p in rnd] for rnd in rounds],
             'duties': duties}
 
