@@ -4,6 +4,7 @@
 """Action plugin of gpufabric.roce.manifest_files: write YAML files on the controller in one step."""
 
 import contextlib
+import json
 import os
 import re
 import tempfile
@@ -57,9 +58,29 @@ def stale_temporaries(dest, names):
     return sorted(os.path.join(dest, e) for e in entries if any(p.match(e) for p in patterns) and os.path.isfile(os.path.join(dest, e)))
 
 
+def with_objects(files, objects, object_files):
+    """``files`` with, for each name of ``object_files``, the list its key names in ``objects`` (a JSON text, as
+    gpufabric.roce.sriov_render returns it). (files, None), or (None, the problem)."""
+    if not object_files:
+        return files, None
+    if not isinstance(object_files, dict) or not isinstance(objects, str):
+        return None, "object_files (a mapping of file name to a key of objects) needs objects (a JSON text of a mapping of lists)"
+    try:
+        parsed = json.loads(objects)
+    except ValueError as exc:
+        return None, "objects is not JSON text (%s); give the objects of gpufabric.roce.sriov_render as they are" % exc
+    missing = sorted("%s" % k for k in object_files.values() if not isinstance(parsed, dict) or k not in parsed)
+    if missing:
+        return None, "object_files names keys that objects does not have: %s" % ", ".join(missing)
+    both = sorted(set(object_files) & set(files))
+    if both:
+        return None, "these file names are in both files and object_files: %s" % ", ".join(both)
+    return dict(files, **{name: parsed[key] for name, key in object_files.items()}), None
+
+
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("dest", "files", "mode", "absent"))
+    _VALID_ARGS = frozenset(("dest", "files", "mode", "absent", "objects", "object_files"))
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
@@ -73,6 +94,10 @@ class ActionModule(ActionBase):
             perm = int(mode, 8)
         except ValueError:
             result.update(failed=True, msg="mode must be an octal string such as '0644', got %r" % mode)
+            return result
+        files, problem = with_objects(files, args.get("objects"), args.get("object_files"))
+        if problem:
+            result.update(failed=True, msg=problem)
             return result
         if not isinstance(absent, list):
             result.update(failed=True, msg="absent must be a list of file names, got %r" % (absent,))

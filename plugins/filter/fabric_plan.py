@@ -11,11 +11,11 @@ import json
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufabric.roce.plugins.filter.pod_network import _view
 from ansible_collections.gpufabric.roce.plugins.module_utils import _fabric_plan as fp
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import _plain
 from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import fabric_table
+from ansible_collections.gpufabric.roce.plugins.plugin_utils._raw_vars import view as _view
 
 
 def fabric_plan(hostvars, nodes=None, complete=None, awx_job_id=None):

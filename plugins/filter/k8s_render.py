@@ -48,16 +48,10 @@ gpufabric.roce.k8s_fabric_teardown(live, fabric), sriov_drain_plan(states, polic
 import yaml
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.gpufabric.roce.plugins.filter.pod_network import _view
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import RenderValidationError, _plain
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_fabric import fabric_ownership, fabric_teardown
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_gitops import argocd_application, flux_helm_release, gitops_roots, kustomization
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_nic_config import (
-    NIC_CONFIG_DEFAULT_KEYS,
-    NIC_CONFIG_PER_HOST_KEYS,
-    render_nic_config_templates,
-)
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_operator import (
     HELM_DEFAULT_KEYS,
     NCP_DEFAULT_KEYS,
@@ -65,9 +59,9 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_operator impor
     render_helm_values,
     render_nic_cluster_policy,
 )
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov import SRIOV_DEFAULT_KEYS, SRIOV_PER_HOST_KEYS, render_sriov
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov_pool import POOL_DEFAULT_KEYS, POOL_PER_HOST_KEYS, pool_overlaps, render_pool_configs
-from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import fabric_table, is_fabric_table
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov_pool import pool_overlaps
+from ansible_collections.gpufabric.roce.plugins.plugin_utils import _raw_vars as raw_vars
+from ansible_collections.gpufabric.roce.plugins.plugin_utils import _sriov_render as sr
 from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_defaults import with_role_defaults
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_status import (
     allocatable_mismatches,
@@ -85,26 +79,6 @@ except AttributeError:  # pragma: no cover - libyaml missing
     _Dumper = yaml.SafeDumper
 
 
-def _host_inputs(hostvars, hosts, keys=SRIOV_PER_HOST_KEYS):
-    """Pull only the variables the renderer reads out of Ansible's hostvars, as plain data."""
-    out = {}
-    for host in hosts:
-        if host not in hostvars:  # reported by the renderer as a host without variables
-            continue
-        hv = hostvars[host]
-        picked = {}
-        for key in keys:
-            try:
-                value = hv[key]
-            except KeyError:
-                continue
-            except Exception as exc:  # undefined variables inside a templated value
-                raise AnsibleFilterError("%s: %s could not be templated: %s" % (host, key, exc)) from exc
-            picked[key] = _plain(value)
-        out[host] = picked
-    return out
-
-
 def _hosts(hosts):
     if hosts is None:
         return []
@@ -113,61 +87,33 @@ def _hosts(hosts):
     return [str(h) for h in hosts]
 
 
-def sriov_manifests(hostvars, hosts, defaults=None):
-    hosts = _hosts(hosts)
+def _filter_errors(func, *args):
     try:
-        return render_sriov(hosts, _host_inputs(hostvars, hosts), with_role_defaults("sriov_networks", SRIOV_DEFAULT_KEYS, _plain(defaults)))
-    except RenderValidationError as exc:
+        return func(*args)
+    except (RenderValidationError, GpufabricError, ValueError) as exc:
         raise AnsibleFilterError(str(exc)) from exc
 
 
+def sriov_manifests(hostvars, hosts, defaults=None):
+    return _filter_errors(sr.sriov, raw_vars.view(hostvars), _hosts(hosts), defaults)
+
+
 def sriov_validate(hostvars, hosts, defaults=None):
-    hosts = _hosts(hosts)
     try:
-        render_sriov(hosts, _host_inputs(hostvars, hosts), with_role_defaults("sriov_networks", SRIOV_DEFAULT_KEYS, _plain(defaults)))
+        sr.sriov(raw_vars.view(hostvars), _hosts(hosts), defaults)
     except RenderValidationError as exc:
         return [e["message"] for e in exc.errors]
+    except ValueError as exc:
+        raise AnsibleFilterError(str(exc)) from exc
     return []
 
 
 def sriov_pool_configs(hostvars, nodes, defaults=None):
-    # The pools read each node's host and name only: converting the render's whole node entries (every rail, as
-    # Ansible's lazy containers) cost about 10 s at 10,000 nodes x 8 rails.
-    nodes = [{"host": str(n["host"]), "node_name": str(n["node_name"])} for n in (nodes or [])]
-    try:
-        return render_pool_configs(nodes, _host_inputs(hostvars, [n["host"] for n in nodes], POOL_PER_HOST_KEYS),
-                                   with_role_defaults("sriov_networks", POOL_DEFAULT_KEYS, _plain(defaults)))
-    except RenderValidationError as exc:
-        raise AnsibleFilterError(str(exc)) from exc
-
-
-def _view_inputs(view, host, keys):
-    """The ``keys`` a host sets, read through the pod-network filters' raw-first view (a template is rendered, a plain value is not)."""
-    row, out = view[host], {}
-    for key in keys:
-        try:
-            out[key] = row[key]
-        except KeyError:
-            continue
-        except Exception as exc:  # undefined variables inside a templated value
-            raise AnsibleFilterError("%s: %s could not be templated: %s" % (host, key, exc)) from exc
-    return out
+    return _filter_errors(sr.pools, raw_vars.view(hostvars), nodes, defaults)
 
 
 def nic_config_templates(hostvars, hosts, defaults=None, table=None):
-    hosts, cfg = _hosts(hosts), with_role_defaults("sriov_networks", NIC_CONFIG_DEFAULT_KEYS, _plain(defaults))
-    view = _view(hostvars)
-    via = {h: _view_inputs(view, h, ("roce_qos_via",)).get("roce_qos_via") for h in hosts}
-    if all((v if v not in (None, "") else cfg["roce_qos_via"]) == "host" for v in via.values()):
-        return {"templates": [], "devices": []}  # the host_network phase applies every node's QoS (or none has any)
-    table = _plain(table)
-    try:
-        if not (is_fabric_table(table) and all(h in table["nodes"] for h in hosts)):
-            table = fabric_table(view, hosts)
-        inputs = {h: _plain(_view_inputs(view, h, NIC_CONFIG_PER_HOST_KEYS)) for h in hosts}
-        return render_nic_config_templates(table, inputs, hosts, cfg)
-    except (RenderValidationError, GpufabricError) as exc:
-        raise AnsibleFilterError(str(exc)) from exc
+    return _filter_errors(sr.nic_config, raw_vars.view(hostvars), _hosts(hosts), defaults, table)
 
 
 def _wrap(func, keys):

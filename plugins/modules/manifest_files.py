@@ -34,6 +34,19 @@ options:
         item, a mapping as one document, a string verbatim.
     type: dict
     required: true
+  objects:
+    description:
+      - Objects as one JSON text of a mapping of lists, as RV(gpufabric.roce.sriov_render#module:objects) returns them
+        (one value for Ansible to carry, rather than every object as nested data). Read only with O(object_files).
+    type: str
+    version_added: "0.1.0"
+  object_files:
+    description:
+      - Mapping of file name (no directory part, not also in O(files)) to a key of O(objects). The list under that key is
+        written to that file, one YAML document per item.
+    type: dict
+    default: {}
+    version_added: "0.1.0"
   absent:
     description:
       - File names (no directory part) that must not be in O(dest) - files an earlier version wrote there and that now
@@ -97,7 +110,8 @@ from ansible.module_utils.basic import AnsibleModule
 def main():
     module = AnsibleModule(
         argument_spec=dict(dest=dict(type="path", required=True), files=dict(type="dict", required=True),
-                           absent=dict(type="list", elements="str", default=[]), mode=dict(type="str", default="0644")),
+                           absent=dict(type="list", elements="str", default=[]), mode=dict(type="str", default="0644"),
+                           objects=dict(type="str"), object_files=dict(type="dict", default={})),
         supports_check_mode=True,
     )
     module.fail_json(msg="gpufabric.roce.manifest_files runs as an action plugin on the controller; this module file only holds its documentation")

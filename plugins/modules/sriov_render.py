@@ -1,0 +1,130 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type  # noqa: UP001
+
+DOCUMENTATION = r"""
+---
+module: sriov_render
+short_description: Validate every node and render all its SR-IOV objects, in one task on the controller
+version_added: "0.1.0"
+description:
+  - Reads the variables of every host of O(hosts) once and renders, in one pass, the SriovNetworkNodePolicies and
+    SriovNetworks (and nv-ipam's CIDRPools), the SriovNetworkPoolConfigs of the operator's drain pools and the
+    NicConfigurationTemplates of the nodes with C(roce_qos_via=operator). Any invalid host fails the task, with one line
+    per problem naming the host, the variable, its value and the fix, before anything is written or applied.
+  - A variable is templated only when it holds a template; plain inventory values are read as they are.
+  - The objects are returned as one JSON text (RV(objects)) rather than as nested data, which Ansible would rebuild for
+    every task that passes them on (160,000 objects at 10,000 nodes x 8 rails). The role
+    P(gpufabric.roce.sriov_networks#role) writes them with M(gpufabric.roce.manifest_files) (O(gpufabric.roce.manifest_files#module:objects))
+    or parses them once to apply them.
+  - The NicConfigurationTemplates use the fabric table of this run's plan (site.yml's validation play sets it as
+    C(__site_plan) on the hosts of that play) when it covers every host; otherwise the table is made from the hosts'
+    variables.
+  - This is an action plugin; the module file only holds the documentation. It changes nothing.
+author:
+  - gpufabric.roce maintainers (@gpufabric)
+options:
+  hosts:
+    description: The inventory hosts to render (the role's C(sriov_networks_hosts)).
+    type: list
+    elements: str
+    required: true
+  defaults:
+    description: The cluster-wide settings of the policies and networks (the role's C(__sriov_networks_defaults)); missing
+      keys come from the role's defaults.
+    type: dict
+    default: {}
+  pool_defaults:
+    description: The drain pools' settings (the role's C(__sriov_networks_pool_defaults)).
+    type: dict
+    default: {}
+  nic_config_defaults:
+    description: The NicConfigurationTemplates' settings (the role's C(__sriov_networks_nic_config_defaults)).
+    type: dict
+    default: {}
+attributes:
+  check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
+    support: full
+    details: It never changes anything.
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    support: none
+  platform:
+    description: Target OS/families that can be operated against.
+    support: N/A
+    platforms: all
+notes:
+  - The result is not shown at C(-v) (it can be very large); the role prints the counts.
+seealso:
+  - module: gpufabric.roce.manifest_files
+"""
+
+EXAMPLES = r"""
+- name: Validate the inventory and render every SR-IOV object
+  gpufabric.roce.sriov_render:
+    hosts: "{{ groups['roce_nodes'] }}"
+  register: render
+
+- name: Write them for GitOps
+  gpufabric.roce.manifest_files:
+    dest: /srv/gitops/roce/sriov-networks
+    files: {}
+    objects: "{{ render.objects }}"
+    object_files:
+      sriov-network-node-policies.yaml: policies
+      sriov-networks.yaml: networks
+
+- name: Or use them as data
+  ansible.builtin.debug:
+    msg: "{{ (render.objects | from_json).policies | map(attribute='metadata.name') | list }}"
+"""
+
+RETURN = r"""
+objects:
+  description:
+    - The JSON text of a mapping with the lists C(policies), C(networks), C(ip_pools) (nv-ipam CIDRPools),
+      C(pool_configs), C(nic_config_templates) (the objects), C(nodes) (per node its host, node name, policies and the
+      resources it must publish) and C(nic_config_devices) (the rail NICs the templates select).
+  returned: success
+  type: str
+counts:
+  description: The length of each list of RV(objects).
+  returned: success
+  type: dict
+  sample: {policies: 16, networks: 16, ip_pools: 0, pool_configs: 1, nic_config_templates: 0, nodes: 2, nic_config_devices: 0}
+pools:
+  description: Per drain pool its name, node count, the requested and the effective maxUnavailable, and whether it was raised to 1.
+  returned: success
+  type: list
+  elements: dict
+node_names:
+  description: Kubernetes node name of each host.
+  returned: success
+  type: dict
+  sample: {node1: node1, node2: node2}
+nic_config_nodes:
+  description: How many nodes have rail NICs with a NicConfigurationTemplate.
+  returned: success
+  type: int
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(hosts=dict(type="list", elements="str", required=True), defaults=dict(type="dict", default={}),
+                           pool_defaults=dict(type="dict", default={}), nic_config_defaults=dict(type="dict", default={})),
+        supports_check_mode=True,
+    )
+    module.fail_json(msg="gpufabric.roce.sriov_render is an action plugin: it runs on the controller, not as a module")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Every node's variables as the controller's checks and renderers read them: raw first, templated only where needed.
+
+The filters and actions that read every node (the fabric plan, the SR-IOV render) would otherwise go through
+``hostvars[host]``, which builds the host's variables again and a template engine for them for every value read.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type  # noqa: UP001
+
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import _plain
+
+
+def _is_template(value):
+    return isinstance(value, str) and ('{{' in value or '{%' in value or '{#' in value)
+
+
+def _has_template(value, memo):
+    """Whether a raw value holds a template anywhere in it. A node's lists and mappings (roce_rails, node selectors) are
+    mostly group_vars' own objects, shared by every node that inherits them: judged once per object (``memo``, keyed by
+    id and holding the object so the id stays its own)."""
+    if isinstance(value, str):
+        return _is_template(value)
+    if not isinstance(value, (dict, list)):
+        return False
+    hit = memo.get(id(value))
+    if hit is None:
+        items = list(value.items()) if isinstance(value, dict) else [(None, v) for v in value]
+        hit = (any(_has_template(k, memo) or _has_template(v, memo) for k, v in items), value)
+        memo[id(value)] = hit
+    return hit[0]
+
+
+class _RawFirst(object):
+    """One node's variables, read once from Ansible's raw host variables.
+
+    ``hostvars[host]`` builds the host's variables again and a template engine for them, and templates every value
+    read; at 1,000 nodes that is most of the plan's time, yet the roce_* values are nearly always plain inventory data.
+    A value without a template anywhere in it is used as it is (as plain data); only a value that holds one goes
+    through ``hostvars[host]`` to be rendered in the host's context, and comes back as plain data: a lazy container
+    carries the host's whole variable context, which ArgumentSpecValidator's deepcopy (a rail's vfs) would then copy
+    once per node and rail."""
+
+    def __init__(self, hostvars, host, raw, memo):
+        self._hostvars, self._host, self._raw, self._memo = hostvars, host, raw, memo
+
+    def __getitem__(self, key):
+        value = self._raw[key]
+        if _has_template(value, self._memo):
+            return _plain(self._hostvars[self._host][key])
+        return _plain(value)
+
+
+class _HostVarsView(object):
+    def __init__(self, hostvars):
+        self._hostvars = hostvars
+        self._cache = {}
+        self._memo = {}
+
+    def __getitem__(self, host):
+        if host not in self._cache:
+            raw = self._hostvars.raw_get(host)
+            self._cache[host] = _RawFirst(self._hostvars, host, raw, self._memo) if isinstance(raw, dict) else {}
+        return self._cache[host]
+
+    def __contains__(self, host):
+        return host in self._hostvars
+
+    def keys(self):
+        return self._hostvars.keys()
+
+
+def view(hostvars):
+    # Ansible's HostVars has raw_get; plain mappings (tests, a fabric table) are used as they are.
+    return _HostVarsView(hostvars) if hasattr(hostvars, 'raw_get') else hostvars
+
+
+def inputs(rows, host, keys):
+    """The ``keys`` a host sets, read through ``view`` (a template is rendered, a plain value is not). A value that cannot be
+    templated (an undefined variable inside it) raises ValueError naming the host and the variable."""
+    row, out = rows[host], {}
+    for key in keys:
+        try:
+            out[key] = row[key]
+        except KeyError:
+            continue
+        except Exception as exc:  # undefined variables inside a templated value
+            raise ValueError("%s: %s could not be templated: %s" % (host, key, exc)) from exc
+    return out

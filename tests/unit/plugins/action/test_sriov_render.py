@@ -1,0 +1,97 @@
+"""gpufabric.roce.sriov_render: every SR-IOV object from one read of the nodes' variables, as one JSON text."""
+
+import json
+from unittest import mock
+
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.gpufabric.roce.plugins.action.manifest_files import ActionModule as ManifestFiles
+from ansible_collections.gpufabric.roce.plugins.action.sriov_render import ActionModule
+from ansible_collections.gpufabric.roce.plugins.filter.k8s_render import FilterModule
+from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import fabric_table
+
+FILTERS = FilterModule().filters()
+PF = "enp157s0np0"
+
+
+def hostvars():
+    return {
+        "node1": {"roce_pf": PF, "roce_pod_subnet": "10.255.0.0/30", "roce_pod_gateway": "10.255.0.2"},
+        "node2": {"roce_pf": PF, "roce_pod_subnet": "10.255.0.4/30", "roce_pod_gateway": "10.255.0.6", "sriov_networks_pool_name": "b"},
+    }
+
+
+def _action(cls, args, check_mode=False):
+    task = mock.MagicMock()
+    task.args, task.check_mode, task.diff = args, check_mode, False
+    return cls(task, mock.MagicMock(), mock.MagicMock(), loader=None, templar=None, shared_loader_obj=None)
+
+
+def render(args, task_vars):
+    action = _action(ActionModule, args)
+    with mock.patch.object(ActionBase, "run", return_value={}), \
+            mock.patch.object(ActionModule, "validate_argument_spec", return_value=(None, dict({"defaults": {}, "pool_defaults": {},
+                                                                                                "nic_config_defaults": {}}, **args))):
+        return action.run(task_vars=task_vars)
+
+
+def test_renders_what_the_three_filters_render_as_one_json_text():
+    hv, hosts = hostvars(), ["node1", "node2"]
+    out = render({"hosts": hosts, "defaults": {"roce_num_vfs": 8}}, {"hostvars": hv})
+    assert not out.get("failed") and out["changed"] is False
+    objects = json.loads(out["objects"])
+    rendered = FILTERS["sriov_manifests"](hv, hosts, {"roce_num_vfs": 8})
+    pools = FILTERS["sriov_pool_configs"](hv, rendered["nodes"], {})
+    assert objects["policies"] == rendered["policies"] and objects["networks"] == rendered["networks"]
+    assert objects["nodes"] == rendered["nodes"] and objects["pool_configs"] == pools["pool_configs"]
+    assert out["pools"] == pools["pools"] and len(out["pools"]) == 2
+    assert out["counts"] == {"policies": 2, "networks": 2, "ip_pools": 0, "pool_configs": 2, "nic_config_templates": 0, "nodes": 2,
+                             "nic_config_devices": 0}
+    assert out["node_names"] == {"node1": "node1", "node2": "node2"}
+    assert out["_ansible_verbose_override"] is True  # a result of about 100 MB at fleet scale is not for the screen
+
+
+def test_an_invalid_node_fails_with_every_problem_and_renders_nothing():
+    hv = hostvars()
+    hv["node1"]["roce_vlan_id"] = 5000
+    hv["node2"]["sriov_networks_pool_max_unavailable"] = "x%"
+    out = render({"hosts": ["node1", "node2"]}, {"hostvars": hv})
+    assert out["failed"] is True and "objects" not in out
+    assert "node1: roce_vlan_id=5000: must be between 0 and 4094" in out["msg"]
+
+
+def test_the_nic_configuration_templates_use_the_plans_table_from_the_hosts_variables_and_only_when_needed():
+    hv = hostvars()
+
+    class Unread(dict):
+        def get(self, *_):
+            raise AssertionError("the plan is read only when a node has roce_qos_via: operator")
+
+    plan = Unread(fabric={})
+    assert not render({"hosts": ["node1", "node2"]}, {"hostvars": hv, "__site_plan": plan}).get("failed")
+    for h in ("node1", "node2"):
+        hv[h].update(roce_qos={}, roce_qos_via="operator", roce_nic_type="1021")
+    table = fabric_table({h: hv[h] for h in ("node1", "node2")}, ["node1", "node2"])
+    table["qos_profiles"][0]["tos"] = 98  # only the plan's table says so
+    out = render({"hosts": ["node1", "node2"]}, {"hostvars": hv, "__site_plan": {"fabric": table}})
+    templates = json.loads(out["objects"])["nic_config_templates"]
+    assert {t["spec"]["template"]["roceOptimized"]["qos"]["tos"] for t in templates} == {98}
+    assert out["counts"]["nic_config_devices"] == 2 and out["nic_config_nodes"] == 2
+
+
+def test_manifest_files_writes_the_objects_by_file_and_refuses_what_it_cannot_place(tmp_path):
+    out = render({"hosts": ["node1", "node2"]}, {"hostvars": hostvars()})
+
+    def write(args):
+        with mock.patch.object(ActionBase, "run", return_value={}):
+            return _action(ManifestFiles, dict({"dest": str(tmp_path)}, **args)).run(task_vars={})
+
+    done = write({"files": {"kustomization.yaml": {"kind": "Kustomization"}}, "objects": out["objects"],
+                  "object_files": {"policies.yaml": "policies", "networks.yaml": "networks"}})
+    assert done["changed"] is True and [f["documents"] for f in done["files"]] == [1, 2, 2]
+    assert "name: roce-node2" in (tmp_path / "policies.yaml").read_text()
+    assert write({"files": {}, "objects": out["objects"], "object_files": {"x.yaml": "nope"}})["msg"] == \
+        "object_files names keys that objects does not have: nope"
+    assert "not JSON text" in write({"files": {}, "objects": "{", "object_files": {"x.yaml": "policies"}})["msg"]
+    assert "in both files and object_files: a.yaml" in write({"files": {"a.yaml": []}, "objects": out["objects"],
+                                                              "object_files": {"a.yaml": "policies"}})["msg"]
