@@ -125,9 +125,14 @@ IPV6_UNSUPPORTED = ('IPv6 pod subnets are not supported yet: the VLAN gateways f
 POD_SUBNET_EXAMPLE = 'a subnet of a private IPv4 range (10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16)'
 
 
+# As integer ranges: ipaddress' overlaps() was a third of the fabric plan's own time at 10,000 nodes x 8 rails.
+_NOT_UNICAST_RANGES = tuple((block.version, int(block.network_address), int(block.broadcast_address), what) for block, what in _NOT_UNICAST)
+
+
 def pod_subnet_problem(net):
     """Why the ``ipaddress`` network ``net`` cannot be a pod subnet, or None: it must be IPv4 unicast."""
-    bad = [what for block, what in _NOT_UNICAST if block.version == net.version and net.overlaps(block)]
+    first, last = int(net.network_address), int(net.broadcast_address)
+    bad = [what for version, low, high, what in _NOT_UNICAST_RANGES if version == net.version and first <= high and low <= last]
     if net.version == 6:
         return 'is IPv6%s; %s' % (' and in %s' % ', '.join(bad) if bad else '', IPV6_UNSUPPORTED)
     if bad:

@@ -58,3 +58,12 @@ def test_the_condition_ends_the_play_exactly_when_ansible_would_skip_its_tasks(p
         assert ends is (not _ansible_runs(p['tags'], run, skip)), (p['tags'], run, skip)
         checked += 1
     assert checked == len(RUN_TAGS) * len(SKIP_TAGS)
+
+
+def test_the_change_impact_play_reads_the_nodes_exactly_when_the_run_selects_the_host_phase():
+    [play] = [p for p in _node_plays() if p['tags'] == ['host_network', 'sriov']]
+    expression = play['vars']['__site_host_network_selected']
+    for run, skip in itertools.product(RUN_TAGS, SKIP_TAGS):
+        templar = Templar(loader=DataLoader(), variables={'ansible_run_tags': run, 'ansible_skip_tags': skip})
+        selected = templar.template(trust_as_template(expression.strip()))
+        assert selected is _ansible_runs(['host_network'], run, skip), (run, skip)
