@@ -38,7 +38,7 @@ attributes:
 """
 
     # The attributes of the modules that change nothing: the actions that only read variables on the controller
-    # (validate_role_arguments, unknown_variables, role_view) and the cluster reads (k8s_info_many, k8s_tools,
+    # (validate_role_arguments, unknown_variables, role_view, sriov_render) and the cluster reads (k8s_info_many, k8s_tools,
     # rollout_wait, which adds its own check-mode details).
     READONLY = r"""
 options: {}

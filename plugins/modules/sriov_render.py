@@ -47,18 +47,8 @@ options:
     description: The NicConfigurationTemplates' settings (the role's C(__sriov_networks_nic_config_defaults)).
     type: dict
     default: {}
-attributes:
-  check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
-    support: full
-    details: It never changes anything.
-  diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
-    support: none
-  platform:
-    description: Target OS/families that can be operated against.
-    support: N/A
-    platforms: all
+extends_documentation_fragment:
+  - gpufabric.roce.roce.readonly
 notes:
   - The result is not shown at C(-v) (it can be very large); the role prints the counts.
 seealso:

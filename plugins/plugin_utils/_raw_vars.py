@@ -12,26 +12,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type  # noqa: UP001
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import _plain
-
-
-def _is_template(value):
-    return isinstance(value, str) and ('{{' in value or '{%' in value or '{#' in value)
-
-
-def _has_template(value, memo):
-    """Whether a raw value holds a template anywhere in it. A node's lists and mappings (roce_rails, node selectors) are
-    mostly group_vars' own objects, shared by every node that inherits them: judged once per object (``memo``, keyed by
-    id and holding the object so the id stays its own)."""
-    if isinstance(value, str):
-        return _is_template(value)
-    if not isinstance(value, (dict, list)):
-        return False
-    hit = memo.get(id(value))
-    if hit is None:
-        items = list(value.items()) if isinstance(value, dict) else [(None, v) for v in value]
-        hit = (any(_has_template(k, memo) or _has_template(v, memo) for k, v in items), value)
-        memo[id(value)] = hit
-    return hit[0]
+from ansible_collections.gpufabric.roce.plugins.plugin_utils import _role_args as ra
 
 
 class _RawFirst(object):
@@ -44,12 +25,12 @@ class _RawFirst(object):
     carries the host's whole variable context, which ArgumentSpecValidator's deepcopy (a rail's vfs) would then copy
     once per node and rail."""
 
-    def __init__(self, hostvars, host, raw, memo):
-        self._hostvars, self._host, self._raw, self._memo = hostvars, host, raw, memo
+    def __init__(self, hostvars, host, raw, cache):
+        self._hostvars, self._host, self._raw, self._cache = hostvars, host, raw, cache
 
     def __getitem__(self, key):
         value = self._raw[key]
-        if _has_template(value, self._memo):
+        if self._cache.has_template(value):
             return _plain(self._hostvars[self._host][key])
         return _plain(value)
 
@@ -58,12 +39,14 @@ class _HostVarsView(object):
     def __init__(self, hostvars):
         self._hostvars = hostvars
         self._cache = {}
-        self._memo = {}
+        # A node's lists and mappings (roce_rails, node selectors) are mostly group_vars' own objects, shared by every
+        # node that inherits them: KeyCache judges each once, by identity.
+        self._keys = ra.KeyCache()
 
     def __getitem__(self, host):
         if host not in self._cache:
             raw = self._hostvars.raw_get(host)
-            self._cache[host] = _RawFirst(self._hostvars, host, raw, self._memo) if isinstance(raw, dict) else {}
+            self._cache[host] = _RawFirst(self._hostvars, host, raw, self._keys) if isinstance(raw, dict) else {}
         return self._cache[host]
 
     def __contains__(self, host):
