@@ -26,8 +26,9 @@ def _wrap(fn):
     return inner
 
 
-def rdma_verify_plan(nodes, addresses, base_port=18515, rails=None):
-    return _rdma_report.plan(list(nodes), dict(addresses), int(base_port), rails=dict(rails) if rails else None)
+def rdma_verify_plan(nodes, addresses, base_port=18515, rails=None, full_duplex=False):
+    return _rdma_report.plan(list(nodes), dict(addresses), int(base_port), rails=dict(rails) if rails else None,
+                             full_duplex=bool(full_duplex))
 
 
 def rdma_verify_fabric_nodes(fabric, hosts):

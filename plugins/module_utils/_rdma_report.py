@@ -34,12 +34,14 @@ def _err(host, field, value, problem, fix):
 # plan
 # ---------------------------------------------------------------------------------------------
 
-def ring_rounds(nodes):
+def ring_rounds(nodes, full_duplex=False):
     """Ring pairing: node i is the client of node i+1 (and so the server of node i-1).
 
     The ring's pairs are split into rounds in which every node is in at most one pair, so a
     round's pairs can all run at the same time without sharing a node: 2 rounds for an even
-    number of nodes, 3 for an odd one, whatever the node count.  Returns a list of rounds, each a
+    number of nodes, 3 for an odd one, whatever the node count.  With ``full_duplex`` every pair is in
+    one round: each node sends to the next and receives from the previous at once, as NCCL's ring does,
+    so each node is the client of one pair and the server of another.  Returns a list of rounds, each a
     list of ``{'client', 'server'}``.
     """
     nodes = list(nodes)
@@ -51,6 +53,8 @@ def ring_rounds(nodes):
         raise _err('(play)', 'rdma_verify_hosts', nodes, 'a ring needs at least two nodes',
                    'run the role against two or more hosts of roce_nodes')
     pairs = [{'client': nodes[i], 'server': nodes[(i + 1) % n]} for i in range(n)]
+    if full_duplex:
+        return [pairs]
     if n == 2:
         return [[pairs[0]], [pairs[1]]]
     even = [pairs[i] for i in range(0, n, 2)]
@@ -61,7 +65,7 @@ def ring_rounds(nodes):
     return [even[:-1], odd, [even[-1]]]
 
 
-def plan(nodes, addresses, base_port=18515, rails=None):
+def plan(nodes, addresses, base_port=18515, rails=None, full_duplex=False):
     """Per-node duties for every round: ``{node: [{'round', 'client_to', 'server_for', 'peer_address', 'tcp_port'}]}``.
 
     ``addresses`` maps each node to the address its peers use to reach it (the VLAN gateway address
@@ -72,10 +76,12 @@ def plan(nodes, addresses, base_port=18515, rails=None):
     gpufabric.roce.node_rails gives them (``gateway`` is the address, ``<pf>.<vlan>`` the netdev). Then every rail
     is a ring of its own, rail *i* to rail *i*, never across rails: the rails' rounds follow each other,
     and every pair and duty carries its ``rail`` and the ``netdev`` the node tests it on.
+
+    ``full_duplex``: a ring's pairs in one round (``ring_rounds``), one round per rail.
     """
     if rails:
-        return _rail_plan(nodes, rails, base_port)
-    return _one_plan(nodes, addresses, base_port)
+        return _rail_plan(nodes, rails, base_port, full_duplex)
+    return _one_plan(nodes, addresses, base_port, full_duplex)
 
 
 def fabric_nodes(fabric, hosts):
@@ -105,7 +111,7 @@ def fabric_nodes(fabric, hosts):
     return {'addresses': addresses, 'rails': rails or None}
 
 
-def _rail_plan(nodes, rails, base_port):
+def _rail_plan(nodes, rails, base_port, full_duplex=False):
     names = [r.get('name') for r in rails.get(nodes[0]) or []] if nodes else []
     for node in nodes:
         mine = [r.get('name') for r in rails.get(node) or []]
@@ -115,7 +121,7 @@ def _rail_plan(nodes, rails, base_port):
     out_rounds, duties = [], {n: [] for n in nodes}
     addresses, netdevs = {}, {}
     for i, name in enumerate(names):
-        sub = _one_plan(nodes, {n: _rail_address(rails[n][i]) for n in nodes}, base_port)
+        sub = _one_plan(nodes, {n: _rail_address(rails[n][i]) for n in nodes}, base_port, full_duplex)
         addresses[name] = sub['addresses']
         netdevs[name] = {n: _rail_netdev(rails[n][i]) for n in nodes}
         offset = len(out_rounds)
@@ -139,8 +145,8 @@ def _rail_netdev(rail):
     return rail.get('pf')
 
 
-def _one_plan(nodes, addresses, base_port):
-    rounds = ring_rounds(nodes)
+def _one_plan(nodes, addresses, base_port, full_duplex=False):
+    rounds = ring_rounds(nodes, full_duplex)
     missing = [n for n in nodes if not addresses.get(n)]
     if missing:
         raise _err(missing[0], 'rdma_verify_address', addresses.get(missing[0]),

@@ -24,22 +24,29 @@ def _address(plan, rail, node):
 
 def round_duties(nodes, rounds, address_of, base_port=18515, netdev_of=None):
     """Per node, its duty in every round of ``rounds`` (lists of ``{client, server[, rail]}``): ``{node: [{'round',
-    'client_to', 'server_for', 'peer_address', 'tcp_port'[, 'rail', 'netdev']}]}``. Every pair of a round gets its own
-    TCP port (base_port + its index); ``address_of(rail, node)`` is the address a client reaches its server at,
-    ``netdev_of(rail, node)`` the netdev a node tests a rail on. The ring's plan (_rdma_report) and the extra rounds
-    (``pack``) both build their duties here."""
+    'client_to', 'server_for', 'peer_address', 'client_port', 'server_port', 'tcp_port'[, 'rail', 'netdev']}]}``. Every
+    pair of a round gets its own TCP port (base_port + its index): ``client_port`` is the port of the pair the node is the
+    client of, ``server_port`` of the pair it serves. A full-duplex ring (_rdma_report.ring_rounds) has a node in two pairs
+    of a round, one per side; ``tcp_port`` is the port of the node's pair when it is in one only (None when in two).
+    ``address_of(rail, node)`` is the address a client reaches its server at, ``netdev_of(rail, node)`` the netdev a
+    node tests a rail on. The ring's plan (_rdma_report) and the extra rounds (``pack``) both build their duties here."""
     duties = {n: [] for n in nodes}
     for r, rnd in enumerate(rounds):
         for n in nodes:
-            duties[n].append({'round': r, 'client_to': None, 'server_for': None, 'peer_address': None, 'tcp_port': None})
+            duties[n].append({'round': r, 'client_to': None, 'server_for': None, 'peer_address': None, 'client_port': None,
+                              'server_port': None, 'tcp_port': None})
         for i, pair in enumerate(rnd):
             port = base_port + i
             c, s, rail = pair['client'], pair['server'], pair.get('rail')
-            duties[c][r].update(client_to=s, peer_address=address_of(rail, s), tcp_port=port)
-            duties[s][r].update(server_for=c, tcp_port=port)
+            duties[c][r].update(client_to=s, peer_address=address_of(rail, s), client_port=port)
+            duties[s][r].update(server_for=c, server_port=port)
             if rail is not None:
                 for n in (c, s):
                     duties[n][r].update(rail=rail, netdev=netdev_of(rail, n))
+        for n in nodes:
+            duty = duties[n][r]
+            if duty['client_port'] is None or duty['server_port'] is None:
+                duty['tcp_port'] = duty['client_port'] if duty['server_port'] is None else duty['server_port']
     return duties
 
 

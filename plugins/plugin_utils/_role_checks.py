@@ -190,6 +190,9 @@ def _rdma_verify(params, host, inventory, sources=None):
         problems.append(('rdma_verify_pod_image', params.get('rdma_verify_pod_image'), 'is empty, and rdma_verify_mode is pod: the test pods need an image',
                          'set rdma_verify_pod_image to an image with perftest and ping (a mirror for air-gapped clusters), '
                          'or set rdma_verify_mode: host'))
+    if params.get('rdma_verify_mode') == 'pod' and params.get('rdma_verify_full_duplex'):
+        problems.append(('rdma_verify_full_duplex', True, 'is for host mode, and rdma_verify_mode is pod',
+                         'leave rdma_verify_full_duplex unset (false) in pod mode, or set rdma_verify_mode: host'))
     port = params.get('rdma_verify_tcp_port')
     if port is not None and not 1 <= port <= PORT_MAX:
         problems.append(('rdma_verify_tcp_port', port, 'is not a TCP port (1..65535)', 'set rdma_verify_tcp_port to a free port, e.g. 18515'))

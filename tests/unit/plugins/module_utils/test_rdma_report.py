@@ -59,14 +59,52 @@ def test_ring_needs_two_distinct_nodes():
 def test_plan_duties_and_ports():
     p = rr.plan(['node1', 'node2', 'node3', 'node4'],
                 {'node1': '10.255.0.2', 'node2': '10.255.0.6', 'node3': '10.255.0.10', 'node4': '10.255.0.14'})
-    assert p['duties']['node1'][0] == {'round': 0, 'client_to': 'node2', 'server_for': None,
-                                       'peer_address': '10.255.0.6', 'tcp_port': 18515}
-    assert p['duties']['node3'][0] == {'round': 0, 'client_to': 'node4', 'server_for': None,
-                                       'peer_address': '10.255.0.14', 'tcp_port': 18516}
+    assert p['duties']['node1'][0] == {'round': 0, 'client_to': 'node2', 'server_for': None, 'peer_address': '10.255.0.6',
+                                       'client_port': 18515, 'server_port': None, 'tcp_port': 18515}
+    assert p['duties']['node3'][0] == {'round': 0, 'client_to': 'node4', 'server_for': None, 'peer_address': '10.255.0.14',
+                                       'client_port': 18516, 'server_port': None, 'tcp_port': 18516}
     assert p['duties']['node4'][0]['server_for'] == 'node3'
-    assert p['duties']['node4'][1] == {'round': 1, 'client_to': 'node1', 'server_for': None,
-                                       'peer_address': '10.255.0.2', 'tcp_port': 18516}
+    assert p['duties']['node4'][0]['server_port'] == p['duties']['node4'][0]['tcp_port'] == 18516
+    assert p['duties']['node4'][1] == {'round': 1, 'client_to': 'node1', 'server_for': None, 'peer_address': '10.255.0.2',
+                                       'client_port': 18516, 'server_port': None, 'tcp_port': 18516}
     assert p['duties']['node1'][1]['server_for'] == 'node4'
+
+
+@pytest.mark.parametrize('n', range(2, 8))
+def test_full_duplex_ring_is_one_round_every_node_client_once_and_server_once(n):
+    nodes = ['n%d' % i for i in range(n)]
+    rounds = rr.ring_rounds(nodes, full_duplex=True)
+    assert len(rounds) == 1
+    assert [(p['client'], p['server']) for p in rounds[0]] == [(nodes[i], nodes[(i + 1) % n]) for i in range(n)]
+    assert sorted(p['client'] for p in rounds[0]) == sorted(nodes) == sorted(p['server'] for p in rounds[0])
+
+
+def test_full_duplex_duties_give_each_side_its_own_pair_port():
+    """A node is the client of one pair and the server of another in one round: its client connects to the next node's
+    server on that pair's port, while its own server listens on the port of the pair it serves."""
+    addresses = {'node1': '10.255.0.2', 'node2': '10.255.0.6', 'node3': '10.255.0.10'}
+    p = rr.plan(['node1', 'node2', 'node3'], addresses, full_duplex=True)
+    assert p['rounds'] == [[{'client': 'node1', 'server': 'node2'}, {'client': 'node2', 'server': 'node3'},
+                            {'client': 'node3', 'server': 'node1'}]]
+    assert p['duties']['node1'] == [{'round': 0, 'client_to': 'node2', 'server_for': 'node3', 'peer_address': '10.255.0.6',
+                                     'client_port': 18515, 'server_port': 18517, 'tcp_port': None}]
+    for node, (duty,) in p['duties'].items():
+        # the port a client connects to is the one its server listens on
+        assert p['duties'][duty['client_to']][0]['server_port'] == duty['client_port'], node
+    two = rr.plan(['node1', 'node2'], addresses, full_duplex=True)['duties']
+    assert (two['node1'][0]['client_port'], two['node1'][0]['server_port']) == (18515, 18516)
+    assert (two['node2'][0]['client_port'], two['node2'][0]['server_port']) == (18516, 18515)
+
+
+def test_full_duplex_with_rails_is_one_round_per_rail():
+    rails = {n: [{'name': 'rail0', 'gateway': '10.255.%d.2' % i, 'pf': 'eth0', 'vlan': 100},
+                 {'name': 'rail1', 'gateway': '10.254.%d.2' % i, 'pf': 'eth1', 'vlan': 200}] for i, n in enumerate(['a', 'b'])}
+    p = rr.plan(['a', 'b'], {}, rails=rails, full_duplex=True)
+    assert [[(x['client'], x['server'], x['rail']) for x in r] for r in p['rounds']] == [
+        [('a', 'b', 'rail0'), ('b', 'a', 'rail0')], [('a', 'b', 'rail1'), ('b', 'a', 'rail1')]]
+    assert [(d['rail'], d['netdev'], d['client_to'], d['server_for']) for d in p['duties']['a']] == [
+        ('rail0', 'eth0.100', 'b', 'b'), ('rail1', 'eth1.200', 'b', 'b')]
+    assert len(rr.plan(['a', 'b'], {}, rails=rails)['rounds']) == 4
 
 
 def test_plan_refuses_missing_and_bad_addresses():

@@ -162,6 +162,13 @@ def test_pod_mode_without_a_test_image_is_refused():
     assert _rv_problems(rdma_verify_mode='host', rdma_verify_pod_image='') == []
 
 
+def test_full_duplex_in_pod_mode_is_refused_before_any_change():
+    assert _rv_problems(rdma_verify_mode='pod', rdma_verify_pod_image='perftest:1', rdma_verify_full_duplex=True) == [
+        ('rdma_verify_full_duplex', 'is for host mode, and rdma_verify_mode is pod')]
+    assert _rv_problems(rdma_verify_mode='host', rdma_verify_full_duplex=True) == []
+    assert _rv_problems(rdma_verify_mode='pod', rdma_verify_pod_image='perftest:1', rdma_verify_full_duplex=False) == []
+
+
 def test_refused_options_are_left_to_the_spec_message():
     assert role_problems('rdma_verify', dict(RV, rdma_verify_tcp_port='x'), 'node1', INVENTORY, refused={'rdma_verify_tcp_port'}) == []
 
