@@ -169,7 +169,10 @@ def write_ssh_material():
             "ClientAliveInterval 30\n"
             "ClientAliveCountMax 20\n"
             "TCPKeepAlive yes\n"
-            "%s" % (hostkey, key, _sshd_penalties_off())
+            # Every module run's Python imports guest/pysite/sitecustomize.py: the bytecode its payload's zipimport
+            # compiles is kept for the next run (that file says why and what it changes: nothing but the time).
+            "SetEnv PYTHONPATH=%s\n"
+            "%s" % (hostkey, key, os.path.join(LAB_DIR, "guest", "pysite"), _sshd_penalties_off())
         )
 
 

@@ -41,6 +41,9 @@ PORT_BASE = int(os.environ.get("REBOOTLAB_PORT_BASE", "22400"))
 BOOT_TIMEOUT = int(os.environ.get("REBOOTLAB_BOOT_TIMEOUT", "600"))
 SUITE = "bookworm"
 GUEST_FILES = os.path.join(LAB_DIR, "guest", "systemd")
+# The module runs' bytecode cache, as in labctl's guests (guest/pysite/sitecustomize.py says why).
+PYSITE = os.path.join(LAB_DIR, "guest", "pysite", "sitecustomize.py")
+GUEST_PYSITE = "/usr/local/lib/gpufabric-lab-pysite"
 KEY = os.path.join(CACHE_DIR, "id_ed25519")
 
 # What the nodes run. The collection's node packages (meta/ee-bindep.txt: python3-pyroute2,
@@ -114,7 +117,7 @@ def rootfs_key():
 def image_key(release, ko):
     """The base image also depends on the kernel, netdevsim, the guest files and this builder."""
     parts = [rootfs_key(), release]
-    for path in [ko, KEY + ".pub", os.path.abspath(__file__)] + sorted(os.path.join(GUEST_FILES, f) for f in os.listdir(GUEST_FILES)):
+    for path in [ko, KEY + ".pub", os.path.abspath(__file__), PYSITE] + sorted(os.path.join(GUEST_FILES, f) for f in os.listdir(GUEST_FILES)):
         with open(path, "rb") as f:
             parts += [os.path.basename(path), f.read()]
     return _digest(parts)
@@ -181,7 +184,9 @@ def customize(root, release, ko):
     # Many concurrent handshakes on a slow TCG guest: no throttling, no short grace time.
     _write(root, "/etc/ssh/sshd_config.d/gpufabric-lab.conf",
            "PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
-           "UseDNS no\nMaxStartups 100:30:200\nLoginGraceTime 600\n")
+           "UseDNS no\nMaxStartups 100:30:200\nLoginGraceTime 600\nSetEnv PYTHONPATH=%s\n" % GUEST_PYSITE)
+    with open(PYSITE) as f:
+        _write(root, GUEST_PYSITE + "/sitecustomize.py", f.read())
     shutil.copy(os.path.join(GUEST_FILES, "lab-hardware"), os.path.join(root, "usr/local/sbin/lab-hardware"))
     os.chmod(os.path.join(root, "usr/local/sbin/lab-hardware"), 0o755)
     unit = os.path.join(root, "etc/systemd/system/lab-hardware.service")
