@@ -66,7 +66,8 @@ def ring_rounds(nodes, full_duplex=False):
 
 
 def plan(nodes, addresses, base_port=18515, rails=None, full_duplex=False):
-    """Per-node duties for every round: ``{node: [{'round', 'client_to', 'server_for', 'peer_address', 'tcp_port'}]}``.
+    """Per-node duties for every round: ``{node: [{'round', 'client_to', 'server_for', 'peer_address', 'client_port',
+    'server_port', 'tcp_port'}]}`` (_rdma_rounds.round_duties).
 
     ``addresses`` maps each node to the address its peers use to reach it (the VLAN gateway address
     in host mode).  Every pair of a round gets its own TCP port (base_port + pair index), so a test
