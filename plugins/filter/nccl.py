@@ -31,8 +31,8 @@ def nccl_env(facts, rails, socket_ifname=None, host='node', strict=False):
 
 def nccl_collect(hostvars, node_names, var='host_network_nccl_env'):
     """``{node name: the host's var}`` for every host of ``node_names`` (inventory host to Kubernetes node name) that has
-    ``var``. One raw read per host (_raw_vars): ``hostvars[host].var is defined`` in a template built the host's
-    variables and a template engine for each host, about 4 s at 10,000 nodes for a value most of them do not have."""
+    ``var``. One raw read per host (_raw_vars): a value is templated only when a template is in it, where
+    ``hostvars[host].var`` in a template built a template engine for each host to read a value most do not have."""
     rows, out = _raw_vars.view(hostvars), {}
     for host, node in _plain(node_names).items():
         try:
