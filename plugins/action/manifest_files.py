@@ -73,7 +73,7 @@ def yaml_texts(files, workers=None):
         _SHARED.clear()
     out = {n: to_yaml(c) for n, c in files.items() if n not in lists}
     for name, content in lists.items():
-        out[name] = ("".join(t for (n, _, _), t in zip(tasks, texts) if n == name), len(content))
+        out[name] = ("".join(text for task, text in zip(tasks, texts) if task[0] == name), len(content))
     return out
 
 
