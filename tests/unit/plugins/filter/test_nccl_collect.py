@@ -4,6 +4,7 @@
 
 import pytest
 from ansible.errors import AnsibleFilterError
+from fake_hostvars import FakeHostVars
 
 from ansible_collections.gpufabric.roce.plugins.filter.nccl import FilterModule
 
@@ -11,35 +12,9 @@ collect = FilterModule().filters()['nccl_collect']
 ENV = {'NCCL_IB_HCA': '=mlx5_0:1', 'NCCL_IB_GID_INDEX': '3'}
 
 
-class FakeHostVars(dict):
-    """Ansible's HostVars: raw_get gives a host's untemplated variables (facts of set_fact included); [host][key]
-    renders one."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.rendered, self.raw = [], []
-
-    def raw_get(self, host):
-        self.raw.append(host)
-        return dict.__getitem__(self, host)
-
-    def __getitem__(self, host):
-        outer = self
-
-        class Rendering(dict):
-            def __getitem__(self, key):
-                outer.rendered.append((host, key))
-                value = dict.__getitem__(self, key)
-                if value == '{{ undefined_thing }}':
-                    raise ValueError("'undefined_thing' is undefined")
-                return {'NCCL_IB_HCA': '=mlx5_1:1'}
-
-        return Rendering(dict.__getitem__(outer, host))
-
-
 def test_every_host_with_settings_keyed_by_node_name_one_raw_read_each():
-    hv = FakeHostVars(n1={'host_network_nccl_env': ENV, 'roce_pf': 'x'}, n2={'roce_pf': 'y'},
-                      n3={'host_network_nccl_env': '{{ env_of_rack }}'})
+    hv = FakeHostVars({'n1': {'host_network_nccl_env': ENV, 'roce_pf': 'x'}, 'n2': {'roce_pf': 'y'},
+                       'n3': {'host_network_nccl_env': '{{ env_of_rack }}'}}, {'{{ env_of_rack }}': {'NCCL_IB_HCA': '=mlx5_1:1'}})
     got = collect(hv, {'n1': 'gpu-a1', 'n2': 'gpu-a2', 'n3': 'gpu-a3'})
     assert got == {'gpu-a1': ENV, 'gpu-a3': {'NCCL_IB_HCA': '=mlx5_1:1'}}
     assert hv.raw == ['n1', 'n2', 'n3'] and hv.rendered == [('n3', 'host_network_nccl_env')]
@@ -48,7 +23,8 @@ def test_every_host_with_settings_keyed_by_node_name_one_raw_read_each():
 
 
 def test_a_template_that_cannot_be_rendered_names_the_host_and_the_variable():
-    hv = FakeHostVars(n1={'host_network_nccl_env': '{{ undefined_thing }}'})
+    hv = FakeHostVars({'n1': {'host_network_nccl_env': '{{ undefined_thing }}'}},
+                      {'{{ undefined_thing }}': ValueError("'undefined_thing' is undefined")})
     with pytest.raises(AnsibleFilterError) as err:
         collect(hv, {'n1': 'gpu-a1'})
     assert str(err.value).startswith("n1: host_network_nccl_env could not be templated: 'undefined_thing' is undefined")

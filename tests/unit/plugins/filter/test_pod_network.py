@@ -6,6 +6,7 @@ import copy
 
 import pytest
 from ansible.errors import AnsibleFilterError
+from fake_hostvars import FakeHostVars
 
 from ansible_collections.gpufabric.roce.plugins.filter.pod_network import FilterModule
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError
@@ -201,27 +202,9 @@ def test_fabric_filter_plugin():
 
 
 def test_filter_reads_raw_host_variables_and_templates_only_templates():
-    class FakeHostVars(dict):
-        """Ansible's HostVars: raw_get gives a host's untemplated variables, [host][key] renders one."""
-
-        rendered = []
-
-        def raw_get(self, host):
-            return dict.__getitem__(self, host)
-
-        def __getitem__(self, host):
-            outer = self
-
-            class Rendering(dict):
-                def __getitem__(self, key):
-                    outer.rendered.append((host, key))
-                    return {'{{ pf_of_rack }}': 'ens1f0'}[dict.__getitem__(self, key)]
-
-            return Rendering(dict.__getitem__(outer, host))
-
-    hv = FakeHostVars(fleet(3, n0002={'roce_pf': '{{ pf_of_rack }}'}))
+    hv = FakeHostVars(fleet(3, n0002={'roce_pf': '{{ pf_of_rack }}'}), {'{{ pf_of_rack }}': 'ens1f0'})
     table = FilterModule().filters()['vlan_gateway_fabric'](hv, list(hv))
-    assert FakeHostVars.rendered == [('n0002', 'roce_pf')]
+    assert hv.rendered == [('n0002', 'roce_pf')]
     assert table['nodes']['n0002']['pf'] == 'ens1f0' and table['nodes']['n0001']['pf'] == 'enp157s0np0'
 
 
