@@ -32,7 +32,7 @@ import hashlib
 import json
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError, parse_bool
-from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import gateway_args_list, is_fabric_table, rail_entries, route_to
+from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import FabricErrors, gateway_args_list, is_fabric_table, rail_entries, route_to
 from ansible_collections.gpufabric.roce.plugins.module_utils._route_ranges import compress, without
 
 PLAN_KIND = 'gpufabric.roce/fabric-plan'
@@ -76,6 +76,9 @@ def build_plan(table, complete):
 
 
 INDEX = 'route_index'
+# Where a plan read back came from (check_plan sets it): a run reading a plan renders the SR-IOV objects only if its
+# inventory still gives that plan (check_whole_fabric). Not part of the plan's text (dumps drops it).
+READ_FROM = 'read_from'
 
 
 def route_index(table):
@@ -94,7 +97,7 @@ def dumps(plan):
     an index a file brings along is replaced, never trusted. Key order is kept (not sorted): the nodes' order is
     the routes' order."""
     if is_plan(plan):
-        plan = dict(plan)
+        plan = {k: v for k, v in plan.items() if k != READ_FROM}
         plan[INDEX] = route_index(plan['fabric'])
     return json.dumps(plan, separators=(',', ':')) + '\n'
 
@@ -131,7 +134,7 @@ def check_plan(data, run_hosts, source='roce_plan'):
                              % (shown, len(table['nodes'])),
                              'plan again from an inventory that has these nodes, or remove them from this run (--limit); '
                              + PLAN_FIX)
-    return data
+    return dict(data, **{READ_FROM: source})
 
 
 # The last plan text parsed in this process and its parse. The gateway task's loop items (one per rail) are templated
@@ -184,3 +187,88 @@ def node_slice(data, host, routes_apart=False, route_ranges=False):
     if routes_apart:
         out['routes'] = {r['name']: r.pop('routes') for r in out['rails']}
     return out
+
+
+# The SR-IOV phase (sriov_render with whole_fabric) renders objects for every node of the fabric and prunes the ones it
+# did not render; some of them (the NCCL ConfigMap, the drain pools, the shared networks) hold every node at once. A run
+# that sees part of the fabric would replace them with its part: under AWX job slicing, the slice that holds the
+# controller host would delete every other slice's objects.
+SLICE_FIX = ('run the sriov phase from a job that has every node: an unsliced job with roce_inventory_complete: true, or '
+             'the workflow\'s last step, unsliced, reading the planning job\'s plan (docs/awx.md); leave it out of a sliced '
+             'or partial run (--tags preflight,host_network, or --skip-tags sriov)')
+# A one-rail node's table keys as its variables name them; a rail's are its keys in roce_rails (vlan for vlan_id).
+_TABLE_FIELDS = {'pf': 'roce_pf', 'vlan_id': 'roce_vlan_id', 'mtu': 'roce_mtu', 'subnet': 'roce_pod_subnet',
+                 'gateway': 'roce_pod_gateway', 'qos': 'roce_qos'}
+
+
+def _field(rail, key):
+    if not rail:
+        return _TABLE_FIELDS.get(key, key)
+    return 'roce_rails[%s].%s' % (rail, 'vlan' if key == 'vlan_id' else key)
+
+
+def check_whole_fabric(plan, hosts, table_of, declared=None):
+    """Refuse, before anything is rendered, a run whose SR-IOV objects would cover part of the fabric only, or a fabric
+    other than the plan's. ``plan``: this run's plan (computed or read back, or None: nothing to check); ``hosts``: the
+    hosts the objects are rendered for; ``table_of(nodes)``: the fabric table this run's variables give for ``nodes``.
+
+    - An incomplete plan (a possible AWX job slice, ``roce_inventory_complete: false``) is refused.
+    - A plan read back (``roce_plan``): every node of it must be rendered, and this run's variables must give the same
+      table: the host phases configured the nodes from the plan, so objects rendered from changed variables would not
+      match them (another VLAN or MTU on the VFs than on the gateways). A plan computed in the run is its variables."""
+    if not is_plan(plan):
+        return
+    source = plan.get(READ_FROM)
+    if not plan.get('complete'):
+        if source is not None:
+            raise GpufabricError('all roce_nodes', 'roce_plan', source, 'was written by a run that may have seen part of the '
+                                 'fabric (complete: false), and the sriov phase renders objects for every node', PLAN_FIX)
+        raise GpufabricError('all roce_nodes', 'roce_inventory_complete', declared,
+                             'this run may see part of the fabric only (an AWX job, which may be a job slice, or '
+                             'roce_inventory_complete: false), and the sriov phase would replace and prune the other '
+                             'nodes\' SR-IOV objects with this run\'s share', SLICE_FIX)
+    if source is None:
+        return
+    rendered = set(hosts)
+    missing = [n for n in plan['order'] if n not in rendered]
+    if missing:
+        shown = ', '.join(missing[:10]) + (' (and %d more)' % (len(missing) - 10) if len(missing) > 10 else '')
+        raise GpufabricError(missing[0], 'roce_plan', source, 'has %d node(s) this run does not render: %s; the sriov phase would '
+                             'prune their SR-IOV objects' % (len(missing), shown), SLICE_FIX)
+    errors = drift(plan['fabric'], table_of(plan['order']), source)
+    if errors:
+        raise errors[0] if len(errors) == 1 else FabricErrors(errors)
+
+
+def _resolved(table, entry):
+    """A table entry with its QoS profile in place of the profile's index (indices differ between tables)."""
+    if 'qos' not in entry:
+        return entry
+    return dict(entry, qos=table.get('qos_profiles', [])[entry['qos']])
+
+
+def drift(planned, current, source):
+    """GpufabricErrors, one per node and field, where ``current`` (this run's table) differs from ``planned``."""
+    errors = []
+    fix = ('write the plan again from this inventory and run the host phases with it (%s), or set the value back to the '
+           'planned one' % PLAN_FIX.split(': ', 1)[1])
+    # Equal entries are equal nodes when the QoS profiles their indices point into are equal too: the common case, without
+    # a field-by-field walk (80,000 entries at 10,000 x 8).
+    same_profiles = planned.get('qos_profiles') == current.get('qos_profiles')
+    for node, want in planned['nodes'].items():
+        have = current['nodes'].get(node)
+        if same_profiles and have == want:
+            continue
+        want_rails, have_rails = list(rail_entries(want)), list(rail_entries(have)) if have else []
+        names = [r['rail'] for r in want_rails]
+        if [r['rail'] for r in have_rails] != names:
+            errors.append(GpufabricError(node, 'roce_rails', [r['rail'] for r in have_rails], 'differs from the rails of the plan '
+                                         'read from %s (%s)' % (source, ', '.join(names) or 'one rail'), fix))
+            continue
+        for planned_rail, current_rail in zip(want_rails, have_rails):
+            w, h = _resolved(planned, planned_rail), _resolved(current, current_rail)
+            for key in sorted(set(w) | set(h)):
+                if key != 'rail' and w.get(key) != h.get(key):
+                    errors.append(GpufabricError(node, _field(w['rail'], key), h.get(key), 'differs from the plan read from %s (%s), which '
+                                                 'the host phases configured the node with' % (source, json.dumps(w.get(key))), fix))
+    return errors

@@ -23,8 +23,8 @@ description:
     P(gpufabric.roce.sriov_networks#role) writes them with M(gpufabric.roce.manifest_files) (O(gpufabric.roce.manifest_files#module:objects))
     or parses them once to apply them.
   - The NicConfigurationTemplates use the fabric table of this run's plan (site.yml's validation play sets it as
-    C(__site_plan) on the hosts of that play) when it covers every host; otherwise the table is made from the hosts'
-    variables.
+    C(__site_plan) on the hosts of that play, and the name of one of them as C(__site_plan_host) on the controller)
+    when it covers every host; otherwise the table is made from the hosts' variables.
   - This is an action plugin; the module file only holds the documentation. It changes nothing.
 author:
   - gpufabric.roce maintainers (@gpufabric)
@@ -47,6 +47,19 @@ options:
     description: The NicConfigurationTemplates' settings (the role's C(__sriov_networks_nic_config_defaults)).
     type: dict
     default: {}
+  whole_fabric:
+    description:
+      - The objects are to be applied or written (site.yml's sriov phase), which replaces and prunes the fabric's objects
+        in the cluster or the rendered tree. Check first, before rendering, that this run's plan lets it.
+      - Refused when the plan is incomplete (an AWX job without C(roce_inventory_complete=true), which may be a job
+        slice, or C(roce_inventory_complete=false)), since the run would replace the objects of every node with its share.
+      - "With a plan read back (C(roce_plan)): refused when a node of the plan is not in O(hosts), and when this run's
+        variables give any node of the plan another PF, VLAN, MTU, subnet, gateway, VF count, VF settings or QoS than
+        the plan, which the host phases configured the nodes with. Each difference is named: host, field, the value now
+        and the plan's."
+      - Without a plan (the role used on its own) there is nothing to check.
+    type: bool
+    default: false
 extends_documentation_fragment:
   - gpufabric.roce.roce.readonly
 notes:

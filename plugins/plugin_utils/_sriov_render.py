@@ -16,6 +16,7 @@ __metaclass__ = type  # noqa: UP001
 
 import json
 
+from ansible_collections.gpufabric.roce.plugins.module_utils import _fabric_plan as fp
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import _plain
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_nic_config import (
     NIC_CONFIG_DEFAULT_KEYS,
@@ -30,6 +31,10 @@ from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_defaults impo
 
 # The keys of ``objects`` and, in this order, the kinds a render mode directory and an apply run hold.
 OBJECT_KEYS = ("policies", "networks", "ip_pools", "pool_configs", "nic_config_templates")
+
+
+def str_hosts(hosts):
+    return [str(h) for h in ([hosts] if isinstance(hosts, str) else hosts or [])]
 
 
 def host_inputs(rows, hosts, keys):
@@ -64,11 +69,24 @@ def nic_config(rows, hosts, defaults, table=None):
     return render_nic_config_templates(table, inputs, hosts, cfg)
 
 
+def whole_fabric(rows, hosts, plan, declared=None):
+    """Before objects meant to be applied or written are rendered: ``_fabric_plan.check_whole_fabric`` on this run's plan
+    (``plan``: the plan, or a function returning it). The plan is converted to plain data only as far as the check reads
+    it: its table only when it was read back (roce_plan), to compare with this run's variables."""
+    plan = plan() if callable(plan) else plan
+    if not fp.is_plan(plan):
+        return
+    head = {k: _plain(plan.get(k)) for k in ("kind", "complete", fp.READ_FROM)}
+    if head[fp.READ_FROM] is not None and head["complete"]:
+        head.update(order=_plain(plan["order"]), fabric=_plain(plan["fabric"]))
+    fp.check_whole_fabric(head, hosts, lambda nodes: fabric_table(rows, nodes), _plain(declared))
+
+
 def render_all(rows, hosts, defaults, pool_defaults, nic_config_defaults, *, table=None):
     """Every SR-IOV object of the run. ``table``: the plan's fabric table, or a function returning it (read only when a
     node has roce_qos_via operator). Raises RenderValidationError, GpufabricError or ValueError (a value that could not
     be templated), each naming the host, the field and the value."""
-    hosts = [str(h) for h in ([hosts] if isinstance(hosts, str) else hosts or [])]
+    hosts = str_hosts(hosts)
     rendered = sriov(rows, hosts, defaults)
     drain = pools(rows, rendered["nodes"], pool_defaults)
     qos = nic_config(rows, hosts, nic_config_defaults, table)

@@ -23,7 +23,7 @@ import sys
 import ansible_runner
 import pytest
 import yaml
-from _awx_slice import import_inventory, private_data_dir
+from _awx_slice import import_inventory, private_data_dir, script_data
 from _runner import REPO, SITE, copy_inventory, site
 
 GATEWAY_TASK = "VLAN gateway of each rail"
@@ -149,3 +149,30 @@ def test_a_node_of_the_run_absent_from_the_plan_is_refused(tmp_path):
     msgs = [str(e["event_data"]["res"].get("msg", "")) for e in result.events if e.get("event") == "runner_on_failed"]
     assert any('node1: roce_plan="%s": has no entry for node1 of this run (the plan has 1 nodes)' % plan_file in m for m in msgs), msgs
     assert not gateway_calls(result)
+
+
+def test_the_sriov_phase_runs_only_in_a_job_that_sees_the_whole_fabric(tmp_path):
+    # The slice that holds the controller host would render its share of the nodes' SR-IOV objects and prune the rest
+    # (the render directory here; the cluster in apply mode): the workflow's last step, unsliced, reads the plan instead.
+    exported = import_inventory(multirail_inventory(str(tmp_path / "inv"), rails=2))
+    plan_file = tmp_path / "plan.json"
+    pdd, _data = private_data_dir(tmp_path / "plan", exported, dict(STAND_IN, roce_inventory_complete=True, roce_plan_out=str(plan_file)))
+    assert run_job(pdd, tags="never").status == "successful"
+    sliced, step3 = tmp_path / "render-slice", tmp_path / "render-step3"
+    slice_number = next(n for n in (1, 2, 3) if "localhost" in script_data(exported, n, 3).get("k8s_controller", {}).get("hosts", []))
+    pdd, data = private_data_dir(tmp_path / "slice", exported, dict(STAND_IN, roce_k8s_mode="render", roce_render_dir=str(sliced),
+                                                                      roce_plan=str(plan_file)),
+                                 slice_number=slice_number, slice_count=3, workflow_job_id=7)
+    result = run_job(pdd, tags="sriov")
+    assert result.status == "failed" and not sliced.exists()
+    msgs = [str(e["event_data"]["res"].get("msg", "")) for e in result.events if e.get("event") == "runner_on_failed"]
+    missing = [h for h in sorted(exported["_meta"]["hostvars"]) if h.startswith("gpu-") and h not in data["roce_nodes"]["hosts"]]
+    assert any(m.startswith('%s: roce_plan="%s": has %d node(s) this run does not render: %s' % (missing[0], plan_file, len(missing),
+                                                                                                ", ".join(missing))) for m in msgs), msgs
+    # The workflow's last step: unsliced, the plan as its artifact (a mapping, not a file).
+    pdd, _data = private_data_dir(tmp_path / "step3", exported, dict(STAND_IN, roce_k8s_mode="render", roce_render_dir=str(step3),
+                                                                      roce_plan=json.loads(plan_file.read_text())),
+                                  job_id=101, workflow_job_id=7)
+    assert run_job(pdd, tags="sriov").status == "successful"
+    policies = list(yaml.safe_load_all(next(step3.rglob("sriov-network-node-policies.yaml")).read_text()))
+    assert sorted({p["spec"]["nodeSelector"]["kubernetes.io/hostname"] for p in policies}) == ["gpu-%04d" % i for i in range(1, 11)]

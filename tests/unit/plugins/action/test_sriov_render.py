@@ -7,6 +7,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpufabric.roce.plugins.action.manifest_files import ActionModule as ManifestFiles
 from ansible_collections.gpufabric.roce.plugins.action.sriov_render import ActionModule
+from ansible_collections.gpufabric.roce.plugins.filter.fabric_plan import FilterModule as FabricPlanFilters
 from ansible_collections.gpufabric.roce.plugins.filter.k8s_render import FilterModule
 from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import fabric_table
 
@@ -31,7 +32,7 @@ def render(args, task_vars):
     action = _action(ActionModule, args)
     with mock.patch.object(ActionBase, "run", return_value={}), \
             mock.patch.object(ActionModule, "validate_argument_spec", return_value=(None, dict({"defaults": {}, "pool_defaults": {},
-                                                                                                "nic_config_defaults": {}}, **args))):
+                                                                                                "nic_config_defaults": {}, "whole_fabric": False}, **args))):
         return action.run(task_vars=task_vars)
 
 
@@ -95,3 +96,55 @@ def test_manifest_files_writes_the_objects_by_file_and_refuses_what_it_cannot_pl
     assert "not JSON text" in write({"files": {}, "objects": "{", "object_files": {"x.yaml": "policies"}})["msg"]
     assert "in both files and object_files: a.yaml" in write({"files": {"a.yaml": []}, "objects": out["objects"],
                                                               "object_files": {"a.yaml": "policies"}})["msg"]
+
+
+# whole_fabric: site.yml's sriov phase writes or applies what is rendered, replacing and pruning the fabric's objects.
+PLAN_FILTERS = FabricPlanFilters().filters()
+
+
+def _plan(hv, complete=True, read_from=None):
+    plan = PLAN_FILTERS["fabric_plan"](hv, sorted(hv), complete=complete)
+    if read_from is not None:  # as site.yml reads roce_plan: the file's JSON, checked
+        plan = PLAN_FILTERS["fabric_plan_read"](json.loads(PLAN_FILTERS["fabric_plan_json"](plan)), sorted(hv), read_from)
+    return plan
+
+
+def test_a_run_that_may_see_part_of_the_fabric_renders_nothing_to_apply():
+    # An AWX job without roce_inventory_complete: true may be a job slice; its plan is incomplete.
+    hv = hostvars()
+    task_vars = {"hostvars": hv, "__site_plan": _plan(hv, complete=False)}
+    out = render({"hosts": ["node1", "node2"], "whole_fabric": True}, task_vars)
+    assert out["failed"] is True and "objects" not in out
+    assert out["msg"].startswith("all roce_nodes: roce_inventory_complete=null: this run may see part of the fabric only")
+    assert "Fix: run the sriov phase from a job that has every node" in out["msg"] and "--skip-tags sriov" in out["msg"]
+    # The same run validates (the node play's render, which applies nothing) and a complete plan passes.
+    assert not render({"hosts": ["node1", "node2"]}, task_vars).get("failed")
+    task_vars["__site_plan"] = _plan(hv)
+    assert not render({"hosts": ["node1", "node2"], "whole_fabric": True}, task_vars).get("failed")
+
+
+def test_the_controller_finds_the_plan_on_the_node_that_holds_it():
+    hv = hostvars()
+    hv["node1"]["__site_plan"] = _plan(hv, complete=False)
+    out = render({"hosts": ["node1", "node2"], "whole_fabric": True}, {"hostvars": hv, "__site_plan_host": "node1"})
+    assert out["failed"] is True and "may see part of the fabric only" in out["msg"]
+
+
+def test_a_plan_read_back_must_cover_every_rendered_node_and_match_the_variables():
+    hv = hostvars()
+    plan = _plan(hv, read_from="/srv/plan.json")
+    assert not render({"hosts": ["node1", "node2"], "whole_fabric": True}, {"hostvars": hv, "__site_plan": plan}).get("failed")
+    # A rack's run: node2 of the plan would lose its objects to the prune.
+    out = render({"hosts": ["node1"], "whole_fabric": True}, {"hostvars": hv, "__site_plan": plan})
+    assert out["failed"] is True
+    assert out["msg"].startswith('node2: roce_plan="/srv/plan.json": has 1 node(s) this run does not render: node2')
+    # The inventory changed after the plan was written: the VFs would get another VLAN and MTU than the gateways.
+    hv["node1"].update(roce_vlan_id=200)
+    hv["node2"].update(roce_vlan_id=200, roce_mtu=4200)
+    out = render({"hosts": ["node1", "node2"], "whole_fabric": True}, {"hostvars": hv, "__site_plan": plan})
+    assert out["failed"] is True and "objects" not in out
+    assert 'node2: roce_mtu=4200: differs from the plan read from /srv/plan.json (9000)' in out["msg"]
+    assert 'node1: roce_vlan_id=200: differs from the plan read from /srv/plan.json (100)' in out["msg"]
+    assert 'node2: roce_vlan_id=200: differs from the plan read from /srv/plan.json (100)' in out["msg"]
+    assert out["msg"].startswith("3 problems in the pod network of the nodes:")
+    assert "Fix: write the plan again from this inventory and run the host phases with it" in out["msg"]

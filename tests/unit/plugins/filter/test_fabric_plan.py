@@ -10,7 +10,9 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufabric.roce.plugins.filter.fabric_plan import FilterModule
+from ansible_collections.gpufabric.roce.plugins.module_utils import _fabric_plan as fp
 from ansible_collections.gpufabric.roce.plugins.module_utils import _route_ranges as rr
+from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError
 from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import fabric_table, gateway_args_list
 
 F = FilterModule().filters()
@@ -189,3 +191,35 @@ def test_an_index_brought_by_a_plan_file_is_replaced_not_trusted():
     read = F["fabric_plan_read"](data, ["gpu01"], "/tmp/plan.json")
     routes = F["fabric_plan_node"](F["fabric_plan_json"](read), "gpu01", routes_apart=True, route_ranges=True)["routes"]
     assert [r["dst"] for r in routes["enp12s0np0.101"]] == ["10.101.0.0/24", "10.101.2.0/24"]
+
+
+def test_a_plan_read_back_names_each_rail_field_the_inventory_changed_since():
+    hv = fleet(3)
+    text = F["fabric_plan_json"](F["fabric_plan"](hv))
+    plan = F["fabric_plan_read"](json.loads(text), list(hv), "/srv/plan.json")
+    assert plan["read_from"] == "/srv/plan.json"
+    assert "read_from" not in json.loads(F["fabric_plan_json"](plan))  # where it came from is not part of the plan
+    fp.check_whole_fabric(plan, list(hv), lambda nodes: fabric_table(hv, nodes))  # unchanged: nothing to say
+    changed = {h: dict(v) for h, v in hv.items()}
+    changed["gpu01"]["roce_rail_overrides"] = {"rail1": {"subnet": "10.102.200.0/24", "gateway": "10.102.200.254"}}
+    with pytest.raises(GpufabricError) as err:
+        fp.check_whole_fabric(plan, list(hv), lambda nodes: fabric_table(changed, nodes))
+    lines = str(err.value).splitlines()
+    assert lines[0] == "2 problems in the pod network of the nodes:"
+    assert lines[1].startswith('gpu01: roce_rails[rail1].gateway="10.102.200.254": differs from the plan read from /srv/plan.json '
+                               '("10.102.1.254"), which the host phases configured the node with. Fix: write the plan again')
+    assert lines[2].startswith('gpu01: roce_rails[rail1].subnet="10.102.200.0/24": differs from the plan')
+    # A rail more on every node.
+    more = {h: dict(v, roce_rails=RAILS + [dict(RAILS[1], name="rail2", vlan=103, subnet_pool="10.103.0.0/16")]) for h, v in hv.items()}
+    with pytest.raises(GpufabricError) as err:
+        fp.check_whole_fabric(plan, list(hv), lambda nodes: fabric_table(more, nodes))
+    assert 'gpu00: roce_rails=["rail0", "rail1", "rail2"]: differs from the rails of the plan read from /srv/plan.json (rail0, rail1)' in str(err.value)
+
+
+def test_a_computed_plan_is_checked_for_completeness_only():
+    hv = fleet(2)
+    never = lambda nodes: pytest.fail("a plan computed in the run is its own variables: no second table")  # noqa: E731
+    fp.check_whole_fabric(F["fabric_plan"](hv), ["gpu00"], never)  # sriov_networks_hosts is the user's choice then
+    with pytest.raises(GpufabricError, match="roce_inventory_complete=false: this run may see part of the fabric only"):
+        fp.check_whole_fabric(F["fabric_plan"](hv, complete=False), list(hv), never, declared=False)
+    fp.check_whole_fabric(None, list(hv), never)  # no plan (the role on its own): nothing to check
