@@ -123,7 +123,8 @@ from ansible.module_utils.basic import AnsibleModule
 def main():
     module = AnsibleModule(
         argument_spec=dict(hosts=dict(type="list", elements="str", required=True), defaults=dict(type="dict", default={}),
-                           pool_defaults=dict(type="dict", default={}), nic_config_defaults=dict(type="dict", default={})),
+                           pool_defaults=dict(type="dict", default={}), nic_config_defaults=dict(type="dict", default={}),
+                           whole_fabric=dict(type="bool", default=False)),
         supports_check_mode=True,
     )
     module.fail_json(msg="gpufabric.roce.sriov_render is an action plugin: it runs on the controller, not as a module")

@@ -160,19 +160,17 @@ def test_the_sriov_phase_runs_only_in_a_job_that_sees_the_whole_fabric(tmp_path)
     assert run_job(pdd, tags="never").status == "successful"
     sliced, step3 = tmp_path / "render-slice", tmp_path / "render-step3"
     slice_number = next(n for n in (1, 2, 3) if "localhost" in script_data(exported, n, 3).get("k8s_controller", {}).get("hosts", []))
-    pdd, data = private_data_dir(tmp_path / "slice", exported, dict(STAND_IN, roce_k8s_mode="render", roce_render_dir=str(sliced),
-                                                                      roce_plan=str(plan_file)),
-                                 slice_number=slice_number, slice_count=3, workflow_job_id=7)
+    slice_vars = dict(STAND_IN, roce_k8s_mode="render", roce_render_dir=str(sliced), roce_plan=str(plan_file))
+    pdd, data = private_data_dir(tmp_path / "slice", exported, slice_vars, slice_number=slice_number, slice_count=3, workflow_job_id=7)
     result = run_job(pdd, tags="sriov")
     assert result.status == "failed" and not sliced.exists()
     msgs = [str(e["event_data"]["res"].get("msg", "")) for e in result.events if e.get("event") == "runner_on_failed"]
     missing = [h for h in sorted(exported["_meta"]["hostvars"]) if h.startswith("gpu-") and h not in data["roce_nodes"]["hosts"]]
-    assert any(m.startswith('%s: roce_plan="%s": has %d node(s) this run does not render: %s' % (missing[0], plan_file, len(missing),
-                                                                                                ", ".join(missing))) for m in msgs), msgs
+    refusal = '%s: roce_plan="%s": has %d node(s) this run does not render: %s' % (missing[0], plan_file, len(missing), ", ".join(missing))
+    assert any(m.startswith(refusal) for m in msgs), msgs
     # The workflow's last step: unsliced, the plan as its artifact (a mapping, not a file).
-    pdd, _data = private_data_dir(tmp_path / "step3", exported, dict(STAND_IN, roce_k8s_mode="render", roce_render_dir=str(step3),
-                                                                      roce_plan=json.loads(plan_file.read_text())),
-                                  job_id=101, workflow_job_id=7)
+    step3_vars = dict(STAND_IN, roce_k8s_mode="render", roce_render_dir=str(step3), roce_plan=json.loads(plan_file.read_text()))
+    pdd, _data = private_data_dir(tmp_path / "step3", exported, step3_vars, job_id=101, workflow_job_id=7)
     assert run_job(pdd, tags="sriov").status == "successful"
     policies = list(yaml.safe_load_all(next(step3.rglob("sriov-network-node-policies.yaml")).read_text()))
     assert sorted({p["spec"]["nodeSelector"]["kubernetes.io/hostname"] for p in policies}) == ["gpu-%04d" % i for i in range(1, 11)]

@@ -218,7 +218,10 @@ def test_a_plan_read_back_names_each_rail_field_the_inventory_changed_since():
 
 def test_a_computed_plan_is_checked_for_completeness_only():
     hv = fleet(2)
-    never = lambda nodes: pytest.fail("a plan computed in the run is its own variables: no second table")  # noqa: E731
+
+    def never(nodes):
+        pytest.fail("a plan computed in the run is its own variables: no second table (asked for %s)" % nodes)
+
     fp.check_whole_fabric(F["fabric_plan"](hv), ["gpu00"], never)  # sriov_networks_hosts is the user's choice then
     with pytest.raises(GpufabricError, match="roce_inventory_complete=false: this run may see part of the fabric only"):
         fp.check_whole_fabric(F["fabric_plan"](hv, complete=False), list(hv), never, declared=False)
