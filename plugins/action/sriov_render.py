@@ -26,15 +26,16 @@ PLAN_VAR = "__site_plan"
 PLAN_HOST_VAR = "__site_plan_host"
 
 
-def run_plan(task_vars):
-    """This run's plan as the host this task runs for sees it, or None."""
+def plan_vars(task_vars):
+    """The variables of the host that holds this run's plan (PLAN_VAR, and the roce_inventory_complete it was made with):
+    this task's own, or those of the node PLAN_HOST_VAR names, or {}."""
     if PLAN_VAR in task_vars:
-        return task_vars[PLAN_VAR]
+        return task_vars
     host = task_vars.get(PLAN_HOST_VAR)
     if host is None:
-        return None
+        return {}
     hostvars = task_vars["hostvars"]
-    return (hostvars.raw_get(host) if hasattr(hostvars, "raw_get") else hostvars.get(host, {})).get(PLAN_VAR)
+    return (hostvars.raw_get(host) if hasattr(hostvars, "raw_get") else hostvars.get(host)) or {}
 
 
 class ActionModule(ActionBase):
@@ -49,13 +50,14 @@ class ActionModule(ActionBase):
         _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
 
         def table():
-            plan = run_plan(task_vars)
+            plan = plan_vars(task_vars).get(PLAN_VAR)
             return plan.get("fabric") if isinstance(plan, dict) else None
 
         try:
             rows = raw_vars.view(task_vars["hostvars"])
             if args["whole_fabric"]:
-                sr.whole_fabric(rows, sr.str_hosts(args["hosts"]), lambda: run_plan(task_vars), task_vars.get("roce_inventory_complete"))
+                held = plan_vars(task_vars)
+                sr.whole_fabric(rows, sr.str_hosts(args["hosts"]), held.get(PLAN_VAR), held.get("roce_inventory_complete"))
             out = sr.render_all(rows, args["hosts"], args["defaults"], args["pool_defaults"],
                                 args["nic_config_defaults"], table=table)
         except (RenderValidationError, GpufabricError, ValueError) as exc:

@@ -148,3 +148,13 @@ def test_a_plan_read_back_must_cover_every_rendered_node_and_match_the_variables
     assert 'node2: roce_vlan_id=200: differs from the plan read from /srv/plan.json (100)' in out["msg"]
     assert out["msg"].startswith("3 problems in the pod network of the nodes:")
     assert "Fix: write the plan again from this inventory and run the host phases with it" in out["msg"]
+
+
+def test_the_refusal_names_the_declaration_the_plan_was_made_with():
+    # roce_inventory_complete set for the nodes (group_vars/roce_nodes), not for the controller the render runs on.
+    hv = hostvars()
+    for h in hv:
+        hv[h]["roce_inventory_complete"] = False
+    hv["node1"]["__site_plan"] = _plan(hv, complete=False)
+    out = render({"hosts": ["node1", "node2"], "whole_fabric": True}, {"hostvars": hv, "__site_plan_host": "node1"})
+    assert out["msg"].startswith("all roce_nodes: roce_inventory_complete=false: this run may see part of the fabric only")
