@@ -33,12 +33,14 @@ import json
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError, parse_bool
 from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import FabricErrors, gateway_args_list, is_fabric_table, rail_entries, route_to
+from ansible_collections.gpufabric.roce.plugins.module_utils._rails import SHORTHAND_FIELDS
 from ansible_collections.gpufabric.roce.plugins.module_utils._route_ranges import compress, without
 
 PLAN_KIND = 'gpufabric.roce/fabric-plan'
 PLAN_VERSION = 1
-PLAN_FIX = ('write the plan again with this collection: ansible-playbook -i <the whole inventory> playbooks/site.yml '
-            '--tags never -e roce_plan_out=<file> -e roce_inventory_complete=true')
+PLAN_COMMAND = ('ansible-playbook -i <the whole inventory> playbooks/site.yml --tags never -e roce_plan_out=<file> '
+                '-e roce_inventory_complete=true')
+PLAN_FIX = 'write the plan again with this collection: ' + PLAN_COMMAND
 
 
 def plan_complete(declared=None, awx_job_id=None):
@@ -106,6 +108,10 @@ def is_plan(data):
     return isinstance(data, dict) and data.get('kind') == PLAN_KIND
 
 
+def _listed(names):
+    return ', '.join(names[:10]) + (' (and %d more)' % (len(names) - 10) if len(names) > 10 else '')
+
+
 def check_plan(data, run_hosts, source='roce_plan'):
     """``data`` as a plan this run can use: its kind and version known, its table intact, and every host
     of ``run_hosts`` (the roce_nodes of this run) in it. Nodes of the plan absent from the run are fine."""
@@ -129,9 +135,8 @@ def check_plan(data, run_hosts, source='roce_plan'):
         data = dict(data, fabric=table)
     missing = [h for h in run_hosts if h not in table['nodes']]
     if missing:
-        shown = ', '.join(missing[:10]) + (' (and %d more)' % (len(missing) - 10) if len(missing) > 10 else '')
         raise GpufabricError(missing[0], 'roce_plan', source, 'has no entry for %s of this run (the plan has %d nodes)'
-                             % (shown, len(table['nodes'])),
+                             % (_listed(missing), len(table['nodes'])),
                              'plan again from an inventory that has these nodes, or remove them from this run (--limit); '
                              + PLAN_FIX)
     return dict(data, **{READ_FROM: source})
@@ -196,15 +201,15 @@ def node_slice(data, host, routes_apart=False, route_ranges=False):
 SLICE_FIX = ('run the sriov phase from a job that has every node: an unsliced job with roce_inventory_complete: true, or '
              'the workflow\'s last step, unsliced, reading the planning job\'s plan (docs/awx.md); leave it out of a sliced '
              'or partial run (--tags preflight,host_network, or --skip-tags sriov)')
-# A one-rail node's table keys as its variables name them; a rail's are its keys in roce_rails (vlan for vlan_id).
-_TABLE_FIELDS = {'pf': 'roce_pf', 'vlan_id': 'roce_vlan_id', 'mtu': 'roce_mtu', 'subnet': 'roce_pod_subnet',
-                 'gateway': 'roce_pod_gateway', 'qos': 'roce_qos'}
 
 
 def _field(rail, key):
-    if not rail:
-        return _TABLE_FIELDS.get(key, key)
-    return 'roce_rails[%s].%s' % (rail, 'vlan' if key == 'vlan_id' else key)
+    """A table key as the inventory names it: a rail's key in roce_rails (``vlan`` for the table's ``vlan_id``), or the
+    one-rail variable (``_rails.SHORTHAND_FIELDS``; ``qos`` is ``roce_qos``)."""
+    rail_key = 'vlan' if key == 'vlan_id' else key
+    if rail:
+        return 'roce_rails[%s].%s' % (rail, rail_key)
+    return SHORTHAND_FIELDS.get(rail_key, 'roce_' + rail_key)
 
 
 def check_whole_fabric(plan, hosts, table_of, declared=None):
@@ -232,9 +237,8 @@ def check_whole_fabric(plan, hosts, table_of, declared=None):
     rendered = set(hosts)
     missing = [n for n in plan['order'] if n not in rendered]
     if missing:
-        shown = ', '.join(missing[:10]) + (' (and %d more)' % (len(missing) - 10) if len(missing) > 10 else '')
         raise GpufabricError(missing[0], 'roce_plan', source, 'has %d node(s) this run does not render: %s; the sriov phase would '
-                             'prune their SR-IOV objects' % (len(missing), shown), SLICE_FIX)
+                             'prune their SR-IOV objects' % (len(missing), _listed(missing)), SLICE_FIX)
     errors = drift(plan['fabric'], table_of(plan['order']), source)
     if errors:
         raise errors[0] if len(errors) == 1 else FabricErrors(errors)
@@ -251,7 +255,7 @@ def drift(planned, current, source):
     """GpufabricErrors, one per node and field, where ``current`` (this run's table) differs from ``planned``."""
     errors = []
     fix = ('write the plan again from this inventory and run the host phases with it (%s), or set the value back to the '
-           'planned one' % PLAN_FIX.split(': ', 1)[1])
+           'planned one' % PLAN_COMMAND)
     # Equal entries are equal nodes when the QoS profiles their indices point into are equal too: the common case, without
     # a field-by-field walk (80,000 entries at 10,000 x 8).
     same_profiles = planned.get('qos_profiles') == current.get('qos_profiles')
