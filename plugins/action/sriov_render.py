@@ -49,14 +49,15 @@ class ActionModule(ActionBase):
         task_vars = task_vars or {}
         _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
 
+        held = plan_vars(task_vars)
+
         def table():
-            plan = plan_vars(task_vars).get(PLAN_VAR)
+            plan = held.get(PLAN_VAR)
             return plan.get("fabric") if isinstance(plan, dict) else None
 
         try:
             rows = raw_vars.view(task_vars["hostvars"])
             if args["whole_fabric"]:
-                held = plan_vars(task_vars)
                 sr.whole_fabric(rows, sr.str_hosts(args["hosts"]), held.get(PLAN_VAR), held.get("roce_inventory_complete"))
             out = sr.render_all(rows, args["hosts"], args["defaults"], args["pool_defaults"],
                                 args["nic_config_defaults"], table=table)

@@ -71,9 +71,8 @@ def nic_config(rows, hosts, defaults, table=None):
 
 def whole_fabric(rows, hosts, plan, declared=None):
     """Before objects meant to be applied or written are rendered: ``_fabric_plan.check_whole_fabric`` on this run's plan
-    (``plan``: the plan, or a function returning it). The plan is converted to plain data only as far as the check reads
-    it: its table only when it was read back (roce_plan), to compare with this run's variables."""
-    plan = plan() if callable(plan) else plan
+    (or None). The plan is converted to plain data only as far as the check reads it: its table only when it was read
+    back (roce_plan), to compare with this run's variables."""
     if not fp.is_plan(plan):
         return
     head = {k: _plain(plan.get(k)) for k in ("kind", "complete", fp.READ_FROM)}
