@@ -83,7 +83,7 @@ STAND_IN_MODULES = ("sriov_vf", "vlan_gateway")
 # What the CI test sets: the nodes' names resolve nowhere, and nothing may reach this machine's network over SSH.
 LOCAL = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
 # The tasks of the host phase that call the two modules (roles/host_network/tasks/vfs.yml, gateway.yml).
-REAL_TASKS = {"sriov_vf": "Create the VFs of every rail", "vlan_gateway": "VLAN gateway of each rail"}
+REAL_TASKS = {"sriov_vf": "Create the VFs of every rail", "vlan_gateway": "VLAN gateway of every rail"}
 # The collection's content; the rest of the checkout (tests, lab images, .venv) is not part of it.
 COLLECTION_CONTENT = ("galaxy.yml", "meta", "plugins", "roles", "playbooks")
 # The keywords of AnsibleModule that ArgumentSpecValidator also takes; any other one (no_log, ...) would change
@@ -257,7 +257,13 @@ def read_records(record_dir):
 
 
 def calls(text, module):
-    return [c["args"] for c in map(json.loads, text.splitlines()) if c["module"] == module]
+    """Each rail's arguments of ``module``: a module run takes every rail of its node (``rails``)."""
+    out = []
+    for c in map(json.loads, text.splitlines()):
+        if c["module"] == module:
+            shared = {k: v for k, v in c["args"].items() if k != "rails"}
+            out.extend(dict(shared, **rail) for rail in c["args"].get("rails") or [{}])
+    return out
 
 
 def check(results, name, ok, detail=""):
@@ -304,8 +310,9 @@ def real_module_args(result, module):
         data = e.get("event_data", {})
         if e.get("event") != "runner_on_failed" or not data.get("task", "").startswith(REAL_TASKS[module]):
             continue
-        res = data["res"]
-        found[data["host"]] = [i["invocation"]["module_args"] for i in res.get("results", [res])]
+        args = data["res"]["invocation"]["module_args"]
+        shared = {k: v for k, v in args.items() if k != "rails"}
+        found[data["host"]] = [dict(shared, **rail) for rail in args["rails"]]
     return found
 
 

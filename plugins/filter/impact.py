@@ -12,21 +12,23 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import 
 
 # What the phases registered, read through hostvars: host_network's results on each node (no task of its own per node:
 # at 10,000 nodes a set_fact per node would cost more than the report) and sriov_networks' fact on the controller.
-HOST_VFS = ('__host_network_vfs_result', '__host_network_rails_vfs_result')
+HOST_VFS = '__host_network_vfs_result'
 # Registered only where the node is drained around a VF reset (host VF mode, host_network_drain, reset allowed).
-HOST_DRAIN_PREDICTIONS = ('__host_network_vf_prediction', '__host_network_rails_prediction')
+HOST_DRAIN_PREDICTION = '__host_network_vf_prediction'
 HOST_GATEWAYS = '__host_network_gateways_result'
 HOST_QOS = '__host_network_qos_result'
 CONTROLLER_FACT = '__sriov_networks_impact'
 
 
 def _host_part(hv):
-    if not any(k in hv for k in HOST_VFS + (HOST_GATEWAYS, HOST_QOS)):
+    if not any(k in hv for k in (HOST_VFS, HOST_GATEWAYS, HOST_QOS)):
         return None
-    drained = im.reset_predicted([_plain(hv.get(k)) for k in HOST_DRAIN_PREDICTIONS if k in hv])
-    return im.host_impact([_plain(hv.get(k)) for k in HOST_VFS if k in hv],
-                          [_plain(hv.get(HOST_GATEWAYS))] if HOST_GATEWAYS in hv else [], drained,
-                          [_plain(hv.get(HOST_QOS))] if HOST_QOS in hv else [])
+
+    def results(key):
+        return [_plain(hv.get(key))] if key in hv else []
+
+    drained = im.reset_predicted(results(HOST_DRAIN_PREDICTION))
+    return im.host_impact(results(HOST_VFS), results(HOST_GATEWAYS), drained, results(HOST_QOS))
 
 
 def impact_operator(rendered, live_policies, node_states, removed=None):

@@ -108,10 +108,15 @@ def reset_predicted(results):
 
 
 def _flat(results):
+    """Each rail's result: a module run's own, a loop's items, or the entries of a run that took every rail
+    (``rails``, whose diffs are the run's ``diff`` list in the same order)."""
     out = []
     for r in results or []:
         if isinstance(r, dict) and isinstance(r.get("results"), list):
-            out.extend(r["results"])
+            out.extend(_flat(r["results"]))
+        elif isinstance(r, dict) and isinstance(r.get("rails"), list):
+            diffs = r["diff"] if isinstance(r.get("diff"), list) else []
+            out.extend(dict(rail, diff=diffs[i]) if i < len(diffs) else rail for i, rail in enumerate(r["rails"]))
         elif r:
             out.append(r)
     return out

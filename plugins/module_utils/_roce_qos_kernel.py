@@ -8,17 +8,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type  # noqa: UP001
 
-import platform
-
-from ansible.module_utils.basic import missing_required_lib
-
 from ansible_collections.gpufabric.roce.plugins.module_utils import _dcbnl, _ethtool_pause
-from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError, persist_unit
-from ansible_collections.gpufabric.roce.plugins.module_utils._netlink import HAS_PYROUTE2, PYROUTE2_IMPORT_ERROR
+from ansible_collections.gpufabric.roce.plugins.module_utils._netlink import run_netlink_module
 from ansible_collections.gpufabric.roce.plugins.module_utils._roce_qos import Unsupported, run
-
-if HAS_PYROUTE2:
-    from pyroute2 import IPRoute
 
 
 class NetlinkDcb:
@@ -69,19 +61,6 @@ class EthtoolPause:
 
 
 def run_module(module):
-    """main() of the roce_qos module: one rtnetlink session, the collection's error format."""
-    if not HAS_PYROUTE2:
-        module.fail_json(msg=missing_required_lib('pyroute2'), exception=PYROUTE2_IMPORT_ERROR)
-
-    def persist_fn(name, content, state='present'):
-        return persist_unit(name, content, state, module.check_mode, unit_dir=module.params['unit_dir'], run_command=module.run_command)
-
-    host = platform.node()
-    try:
-        with IPRoute() as ipr:
-            result = run(host, module.params, module.check_mode, dcb=NetlinkDcb(ipr), pause=EthtoolPause(), persist_fn=persist_fn)
-    except GpufabricError as exc:
-        module.fail_json(msg=str(exc), host=host, field=exc.field, value=exc.value)
-    for warning in result.pop('warnings', []):
-        module.warn(warning)
-    module.exit_json(**result)
+    """main() of the roce_qos module: one rtnetlink session for every rail, the collection's error format."""
+    run_netlink_module(module, lambda host, params, _ipr, check_mode, **kw: run(host, params, check_mode, **kw),
+                       backends=lambda ipr: {'dcb': NetlinkDcb(ipr), 'pause': EthtoolPause()})

@@ -133,6 +133,11 @@ VF_OPTIONS = dict(
     min_tx_rate=dict(type='int'),
     max_tx_rate=dict(type='int'),
 )
+# What each PF of the module takes (at the top level, or per entry of its rails).
+RAIL_OPTIONS = dict(
+    num_vfs=dict(type='int'),
+    vfs=dict(type='list', elements='dict', options=VF_OPTIONS),
+)
 
 
 def validate(host, pf, pf_state, *, num_vfs, vfs, allow_vf_reset):
@@ -462,6 +467,14 @@ def check_state(host, params, absent):
     if not absent and num_vfs is None and not vfs:
         raise GpufabricError(host, 'num_vfs', None, 'neither num_vfs nor vfs is given, so there is nothing to set',
                              'set num_vfs (0 removes the VFs), vfs, or state: absent')
+    if not absent and num_vfs is None and params.get('persist'):
+        raise GpufabricError(host, 'num_vfs', None, 'persist: true writes the VF count into the boot unit, so it needs num_vfs',
+                             'set num_vfs, or persist: false')
+
+
+def summary(results):
+    """The module's top-level keys over every rail's result (``rails``): a VF reset on any rail resets the node's."""
+    return {'vf_reset': any(r['vf_reset'] for r in results)}
 
 
 def run(host, params, ipr, check_mode, *, fs=None, persist_fn=None):

@@ -36,9 +36,8 @@ extends_documentation_fragment:
   - gpufabric.roce.roce.actiongroup
 options:
   interface:
-    description: The PF netdev of the rail (the inventory's C(roce_pf) or the rail's C(pf)).
+    description: The PF netdev of the rail (the inventory's C(roce_pf) or the rail's C(pf)). Required unless O(rails) is given.
     type: str
-    required: true
   tos:
     description: IP ToS of RDMA-CM connections (DSCP x 4 plus the ECN bits), 0-255, e.g. V(106) (DSCP 26, ECT(0)).
     type: int
@@ -63,6 +62,49 @@ options:
   cnp_priority:
     description: 802.1p priority of the congestion notification packets (0-7).
     type: int
+  rails:
+    description:
+      - Every rail of the node in one module run (one Python start, one rtnetlink session). Each entry takes
+        O(interface) and the settings above, and O(unsupported), O(state), O(persist), O(unit_dir) and O(sysfs_root)
+        from the top level. Not together with O(interface) or a setting at the top level.
+      - Every rail is read, validated and predicted before the first write, so a bad value or a setting the NIC does not
+        expose (with O(unsupported=fail)) on one rail changes no rail.
+      - Errors name the field as C(rails[<rail>].<field>), C(<rail>) being O(rails[].rail) or else the interface.
+    type: list
+    elements: dict
+    version_added: "0.1.0"
+    suboptions:
+      rail:
+        description: The rail's name (the inventory's C(roce_rails[].name)), used in messages and results only.
+        type: str
+      interface:
+        description: As O(interface).
+        type: str
+        required: true
+      tos:
+        description: As O(tos).
+        type: int
+      trust:
+        description: As O(trust).
+        type: str
+        choices: [dscp, pcp]
+      pfc_priorities:
+        description: As O(pfc_priorities).
+        type: list
+        elements: int
+      pause_frames:
+        description: As O(pause_frames).
+        type: bool
+      ecn_priorities:
+        description: As O(ecn_priorities).
+        type: list
+        elements: int
+      cnp_dscp:
+        description: As O(cnp_dscp).
+        type: int
+      cnp_priority:
+        description: As O(cnp_priority).
+        type: int
   unsupported:
     description: What a setting the NIC or kernel does not expose does. V(fail) fails the task before any change; V(warn) skips it with a warning.
     type: str
@@ -112,6 +154,13 @@ EXAMPLES = r"""
     pause_frames: false
     persist: true
 
+- name: Two rails in one module run
+  gpufabric.roce.roce_qos:
+    rails:
+      - {rail: rail0, interface: enp12s0np0, trust: dscp, tos: 106, pfc_priorities: [3]}
+      - {rail: rail1, interface: enp18s0np0, trust: dscp, tos: 106, pfc_priorities: [3]}
+    persist: true
+
 - name: The way back - the unit and the RDMA-CM ToS group go
   gpufabric.roce.roce_qos:
     interface: enp157s0np0
@@ -126,63 +175,84 @@ EXAMPLES = r"""
 RETURN = r"""
 interface:
   description: The PF.
-  returned: always
+  returned: without O(rails)
   type: str
   sample: enp157s0np0
 rdma_device:
   description: The RDMA device bound to the PF, when O(tos) was asked for and one exists.
-  returned: always
+  returned: without O(rails)
   type: str
   sample: mlx5_0
 actions:
   description: What was (in check mode, would be) written, in order.
-  returned: always
+  returned: without O(rails)
   type: list
   elements: str
   sample: ["set RDMA-CM default ToS of mlx5_0 port 1 to 106", "set PFC on priorities [3]"]
 unsupported:
   description: The settings not applied, each with what would expose it (only with O(unsupported=warn)).
-  returned: always
+  returned: without O(rails)
   type: dict
   sample: {pfc_priorities: "eth1 has no DCB support (the driver implements no dcbnl operations)"}
 left:
   description: With O(state=absent), the settings left as they are on the NIC.
-  returned: when O(state=absent)
+  returned: when O(state=absent) (in RV(rails) with O(rails))
   type: list
   elements: str
 persist:
   description: The persisted unit, its path, whether it changed, whether systemd was running and reloaded.
-  returned: when O(persist=true) or O(state=absent)
+  returned: when O(persist=true) or O(state=absent) (in RV(rails) with O(rails))
   type: dict
+rails:
+  description:
+    - With O(rails), one result per rail in the order given, each with C(rail) (O(rails[].rail), else the interface),
+      C(changed) and the keys above; the rails' diffs are RV(diff), in the same order.
+  returned: with O(rails)
+  type: list
+  elements: dict
+  sample:
+    - {rail: rail0, interface: enp12s0np0, rdma_device: mlx5_0, actions: ["set PFC on priorities [3]"], unsupported: {}, changed: true}
 diff:
-  description: Each setting before and after (and the unit text when it changed).
+  description:
+    - Each setting before and after (and the unit text when it changed).
+    - With O(rails), a list of them, one per rail in the order of RV(rails), each headed by its rail.
   returned: always
-  type: dict
+  type: raw
 """
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.gpufabric.roce.plugins.module_utils._netlink import rails_option
 from ansible_collections.gpufabric.roce.plugins.module_utils._roce_qos_kernel import run_module
+
+# A rail's settings (at the top level, or per entry of rails).
+QOS_OPTIONS = dict(
+    tos=dict(type='int'),
+    trust=dict(type='str', choices=['dscp', 'pcp']),
+    pfc_priorities=dict(type='list', elements='int'),
+    pause_frames=dict(type='bool'),
+    ecn_priorities=dict(type='list', elements='int'),
+    cnp_dscp=dict(type='int'),
+    cnp_priority=dict(type='int'),
+)
+TRUST_NEEDS_TOS = [('trust', 'dscp', ('tos',))]
 
 
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            interface=dict(type='str', required=True),
-            tos=dict(type='int'),
-            trust=dict(type='str', choices=['dscp', 'pcp']),
-            pfc_priorities=dict(type='list', elements='int'),
-            pause_frames=dict(type='bool'),
-            ecn_priorities=dict(type='list', elements='int'),
-            cnp_dscp=dict(type='int'),
-            cnp_priority=dict(type='int'),
+            QOS_OPTIONS,
+            interface=dict(type='str'),
+            rails=rails_option(dict(QOS_OPTIONS, interface=dict(type='str', required=True)), required_if=TRUST_NEEDS_TOS),
             unsupported=dict(type='str', choices=['fail', 'warn'], default='fail'),
             state=dict(type='str', choices=['present', 'absent'], default='present'),
             persist=dict(type='bool', default=False),
             unit_dir=dict(type='path', default='/etc/systemd/system'),
             sysfs_root=dict(type='path', default='/sys'),
         ),
-        required_if=[('trust', 'dscp', ('tos',))],
+        required_if=TRUST_NEEDS_TOS,
+        required_one_of=[('interface', 'rails')],
+        mutually_exclusive=[('rails', 'interface')] + [('rails', k) for k in QOS_OPTIONS],
         supports_check_mode=True,
     )
     run_module(module)

@@ -36,11 +36,10 @@ extends_documentation_fragment:
 options:
   pf:
     description:
-      - PF netdev whose VFs are managed (the inventory's C(roce_sriov_pf)).
+      - PF netdev whose VFs are managed (the inventory's C(roce_sriov_pf)). Required unless O(rails) is given.
       - At most 15 characters of letters, digits, C(_), C(.) and C(-), not starting with C(-) or C(.). The name is written
         into the persisted unit's shell lines, so shell and systemd metacharacters are refused before anything changes.
     type: str
-    required: true
   num_vfs:
     description:
       - Number of VFs (C(sriov_numvfs)). Omit to keep the current count and only set O(vfs).
@@ -51,7 +50,7 @@ options:
       - Per-VF settings. Any key except O(vfs[].id) may be omitted to leave that setting alone.
     type: list
     elements: dict
-    suboptions:
+    suboptions: &vf_suboptions
       id:
         description: VF index, 0 .. num_vfs-1.
         type: int
@@ -85,6 +84,34 @@ options:
       max_tx_rate:
         description: Maximum TX rate in Mb/s, 0 for none.
         type: int
+  rails:
+    description:
+      - Every PF of the node in one module run (one Python start, one netlink session), a GPU node's rails. Each entry
+        takes O(pf), O(num_vfs) and O(vfs) as above, and the other options (O(allow_vf_reset), O(state), O(persist),
+        O(unit_dir), O(sysfs_root)) from the top level. Not together with O(pf), O(num_vfs) or O(vfs).
+      - Every rail is validated and predicted before the first change, so a bad value on one rail changes no rail.
+        A setting only the driver can refuse is refused while that rail is applied; that rail sets back what it had
+        set, the rails before it keep their changes and the error names them.
+      - Errors name the field as C(rails[<rail>].<field>), C(<rail>) being O(rails[].rail) or else the PF.
+    type: list
+    elements: dict
+    version_added: "0.1.0"
+    suboptions:
+      rail:
+        description: The rail's name (the inventory's C(roce_rails[].name)), used in messages and results only.
+        type: str
+      pf:
+        description: The rail's PF netdev, as O(pf).
+        type: str
+        required: true
+      num_vfs:
+        description: As O(num_vfs).
+        type: int
+      vfs:
+        description: As O(vfs).
+        type: list
+        elements: dict
+        suboptions: *vf_suboptions
   allow_vf_reset:
     description:
       - Allow changing a non-zero VF count, which destroys and recreates all VFs of the PF (also to 0, and V(absent) with VFs present).
@@ -108,6 +135,7 @@ options:
       - C(systemctl daemon-reload) runs only when systemd is running (C(/run/systemd/system) exists);
         otherwise the files are still written and take effect at the next boot under systemd.
       - V(false) leaves an existing unit alone.
+      - With V(true) and O(state=present), O(num_vfs) is required (the unit writes the count).
     type: bool
     default: false
   unit_dir:
@@ -142,6 +170,13 @@ EXAMPLES = r"""
         link_state: enable
     persist: true
 
+- name: Every rail of an 8-rail node in one module run (one netlink session; a bad value on any rail changes none)
+  gpufabric.roce.sriov_vf:
+    rails:
+      - {rail: rail0, pf: enp12s0np0, num_vfs: 8}
+      - {rail: rail1, pf: enp18s0np0, num_vfs: 8, vfs: [{id: 0, trust: true}]}
+    persist: true
+
 - name: Teardown - remove the VFs made on the host and their unit (destroys the VFs)
   gpufabric.roce.sriov_vf:
     pf: eni10np1
@@ -158,26 +193,38 @@ EXAMPLES = r"""
 RETURN = r"""
 pf:
   description: The PF.
-  returned: always
+  returned: without O(rails)
   type: str
   sample: eni10np1
 num_vfs:
   description: VF count after the run (predicted in check mode).
-  returned: always
+  returned: without O(rails)
   type: int
   sample: 8
 total_vfs:
   description: C(sriov_totalvfs) of the PF, V(null) when the PF does not report it.
-  returned: always
+  returned: without O(rails)
   type: int
   sample: 64
 vf_reset:
-  description: Whether existing VFs were (or, in check mode, would be) destroyed to change the count.
+  description:
+    - Whether existing VFs were (or, in check mode, would be) destroyed to change the count.
+    - With O(rails), whether that holds for any rail.
   returned: always
   type: bool
+rails:
+  description:
+    - With O(rails), one result per rail in the order given, each with C(rail) (O(rails[].rail), else the PF) and the
+      keys above (RV(pf), RV(num_vfs), RV(total_vfs), RV(vf_reset), RV(vfs), RV(persist)) and C(changed); the rails'
+      diffs are RV(diff), in the same order.
+  returned: with O(rails)
+  type: list
+  elements: dict
+  sample:
+    - {rail: rail0, pf: enp12s0np0, num_vfs: 8, total_vfs: 64, vf_reset: false, vfs: [], changed: true}
 vfs:
   description: Settings of the VFs named in O(vfs) after the run (predicted in check mode).
-  returned: always
+  returned: without O(rails)
   type: list
   elements: dict
   sample:
@@ -185,39 +232,42 @@ vfs:
        spoofchk: false, link_state: enable, min_tx_rate: 0, max_tx_rate: 0}
 persist:
   description: The persisted unit, its path, whether it changed, whether systemd was running and reloaded.
-  returned: when O(persist=true) or O(state=absent)
+  returned: when O(persist=true) or O(state=absent) (in RV(rails) with O(rails))
   type: dict
   sample: {unit: gpufabric-sriov-eni10np1.service, path: /etc/systemd/system/gpufabric-sriov-eni10np1.service,
            changed: true, systemd_running: false, daemon_reload: false}
 diff:
-  description: C(num_vfs) and the per-VF settings before and after (and the unit text when it changed).
+  description:
+    - C(num_vfs) and the per-VF settings before and after (and the unit text when it changed).
+    - With O(rails), a list of them, one per rail in the order of RV(rails), each headed by its rail.
   returned: always
-  type: dict
+  type: raw
 """
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._netlink import run_netlink_module
-from ansible_collections.gpufabric.roce.plugins.module_utils._sriov_vf import VF_OPTIONS, run
+from ansible_collections.gpufabric.roce.plugins.module_utils._netlink import rails_option, run_netlink_module
+from ansible_collections.gpufabric.roce.plugins.module_utils._sriov_vf import RAIL_OPTIONS, run, summary
 
 
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            pf=dict(type='str', required=True),
-            num_vfs=dict(type='int'),
-            vfs=dict(type='list', elements='dict', options=VF_OPTIONS),
+            RAIL_OPTIONS,
+            pf=dict(type='str'),
+            rails=rails_option(dict(RAIL_OPTIONS, pf=dict(type='str', required=True))),
             allow_vf_reset=dict(type='bool', default=False),
             state=dict(type='str', choices=['present', 'absent'], default='present'),
             persist=dict(type='bool', default=False),
             unit_dir=dict(type='path', default='/etc/systemd/system'),
             sysfs_root=dict(type='path', default='/sys'),
         ),
-        required_if=[('persist', True, ('num_vfs',))],
-        # num_vfs or vfs with state=present: checked in run(), with the collection's error format
+        required_one_of=[('pf', 'rails')],
+        mutually_exclusive=[('rails', 'pf'), ('rails', 'num_vfs'), ('rails', 'vfs')],
+        # num_vfs or vfs with state=present, num_vfs with persist: checked in run(), with the collection's error format
         supports_check_mode=True,
     )
-    run_netlink_module(module, run)
+    run_netlink_module(module, run, summary=summary)
 
 
 if __name__ == '__main__':

@@ -31,15 +31,13 @@ extends_documentation_fragment:
 options:
   pf:
     description:
-      - Parent PF netdev (the inventory's C(roce_pf)).
+      - Parent PF netdev (the inventory's C(roce_pf)). Required unless O(rails) is given.
       - At most 15 characters of letters, digits, C(_), C(.) and C(-), not starting with C(-) or C(.). The name is written
         into the persisted unit's shell lines, so shell and systemd metacharacters are refused before anything changes.
     type: str
-    required: true
   vlan_id:
-    description: VLAN id, 1..4094 (C(roce_vlan_id)).
+    description: VLAN id, 1..4094 (C(roce_vlan_id)). Required with O(pf).
     type: int
-    required: true
   name:
     description: Interface name. Defaults to C(<pf>.<vlan_id>); at most 15 characters, the same characters as O(pf).
     type: str
@@ -59,7 +57,7 @@ options:
         DHCP routes are left alone (with O(purge_routes=false) nothing is removed). Omit to leave routes alone.
     type: list
     elements: dict
-    suboptions:
+    suboptions: &route_suboptions
       dst:
         description: Destination network in CIDR form, without host bits (C(10.255.0.4/30)).
         type: str
@@ -84,6 +82,44 @@ options:
             own, and an error names the entry.
         type: int
         default: 1
+  rails:
+    description:
+      - Every gateway of the node in one module run (one Python start, one netlink session), one per rail of a GPU node.
+        Each entry takes O(pf), O(vlan_id), O(name), O(mtu), O(addresses) and O(routes) as above, and the other options
+        (O(purge_routes), the sysctls, O(state), O(persist), O(unit_dir)) from the top level. Not together with O(pf).
+      - Every rail is validated and predicted before the first change, so a bad value on one rail changes no rail.
+        Should the kernel refuse a change on a rail, the rails before it keep their changes and the error names them.
+      - Errors name the field as C(rails[<rail>].<field>), C(<rail>) being O(rails[].rail) or else the PF.
+    type: list
+    elements: dict
+    version_added: "0.1.0"
+    suboptions:
+      rail:
+        description: The rail's name (the inventory's C(roce_rails[].name)), used in messages and results only.
+        type: str
+      pf:
+        description: As O(pf).
+        type: str
+        required: true
+      vlan_id:
+        description: As O(vlan_id).
+        type: int
+        required: true
+      name:
+        description: As O(name).
+        type: str
+      mtu:
+        description: As O(mtu).
+        type: int
+      addresses:
+        description: As O(addresses).
+        type: list
+        elements: str
+      routes:
+        description: As O(routes).
+        type: list
+        elements: dict
+        suboptions: *route_suboptions
   purge_routes:
     description:
       - With V(true), O(routes) is exact, as described there. With V(false), the listed routes are added or
@@ -180,6 +216,16 @@ EXAMPLES = r"""
     routes: "{{ gw.routes }}"
     forwarding: true
 
+- name: The gateways of a two-rail node in one module run
+  gpufabric.roce.vlan_gateway:
+    rails:
+      - {rail: rail0, pf: enp12s0np0, vlan_id: 101, mtu: 9000, addresses: [10.101.0.254/24],
+         routes: [{dst: 10.101.1.0/24, via: 10.101.1.254, onlink: true}]}
+      - {rail: rail1, pf: enp18s0np0, vlan_id: 102, mtu: 9000, addresses: [10.102.0.254/24],
+         routes: [{dst: 10.102.1.0/24, via: 10.102.1.254, onlink: true}]}
+    forwarding: true
+    persist: true
+
 - name: Remove the gateway
   gpufabric.roce.vlan_gateway:
     pf: enp157s0np0
@@ -190,17 +236,17 @@ EXAMPLES = r"""
 RETURN = r"""
 interface:
   description: Name of the VLAN interface.
-  returned: always
+  returned: without O(rails)
   type: str
   sample: enp157s0np0.100
 ifindex:
   description: Its ifindex (V(null) in check mode before it exists).
-  returned: when O(state=present)
+  returned: when O(state=present) (in RV(rails) with O(rails))
   type: int
   sample: 7
 actions:
   description: The changes made (or, in check mode, that would be made), in order.
-  returned: always
+  returned: without O(rails)
   type: list
   elements: str
   sample: [create, up, addr_add 10.255.0.2/30, route_replace 10.255.0.4/30 via 10.255.0.6 metric 0 onlink,
@@ -208,7 +254,7 @@ actions:
            sysctl net/ipv4/conf/enp157s0np0.100/forwarding=1]
 kept_routes:
   description: The routes on the interface that O(routes) does not list and O(purge_routes=false) kept.
-  returned: when O(purge_routes=false) kept a route
+  returned: when O(purge_routes=false) kept a route (in RV(rails) with O(rails))
   type: list
   elements: str
   sample: [route_kept 10.255.0.8/30 via 10.255.0.10 metric 0 onlink]
@@ -216,47 +262,65 @@ persist:
   description:
     - The persisted unit, its path, whether it changed, whether systemd was running and reloaded, and the path of its
       routes file (C(routes_file)).
-  returned: when O(persist=true) or O(state=absent)
+  returned: when O(persist=true) or O(state=absent) (in RV(rails) with O(rails))
   type: dict
 route_changes:
   description:
     - The routes added, removed, and changed (another next hop or O(routes[].onlink)), each in range form (see
       O(routes[].count)); with O(purge_routes=false), also C(kept), the unlisted routes kept. The change-impact report
       of C(playbooks/site.yml) reads these.
-  returned: when O(state=present) and O(routes) is given
+  returned: when O(state=present) and O(routes) is given (in RV(rails) with O(rails))
   type: dict
   sample: {added: [{dst: 10.255.0.8/30, via: 10.255.0.10, onlink: true, metric: 0}], removed: [], changed: []}
+rails:
+  description:
+    - With O(rails), one result per rail in the order given, each with C(rail) (O(rails[].rail), else the PF),
+      C(changed) and the keys above (RV(interface), RV(ifindex), RV(actions), RV(kept_routes), RV(persist),
+      RV(route_changes)); the rails' diffs are RV(diff), in the same order.
+  returned: with O(rails)
+  type: list
+  elements: dict
+  sample:
+    - {rail: rail0, interface: enp12s0np0.101, ifindex: 9, changed: true, actions: [create, up, addr_add 10.101.0.254/24]}
 diff:
   description:
+    - With O(rails), a list of the per-rail diffs described next, one per rail in the order of RV(rails), each headed
+      by its rail.
     - Interface, MTU, addresses, routes and sysctls before and after (and the unit text when it changed, and the
       routes file as its route count and sha256 when it changed).
     - The routes are in range form (see O(routes[].count)). Consecutive routes whose next hops sit at the same
       offset are one entry with C(count), so the diff of a gateway stays small at any fleet size.
   returned: always
-  type: dict
+  type: raw
 """
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._netlink import run_netlink_module
+from ansible_collections.gpufabric.roce.plugins.module_utils._netlink import rails_option, run_netlink_module
 from ansible_collections.gpufabric.roce.plugins.module_utils._vlan_gateway import run
+
+# What each gateway takes (at the top level, or per entry of rails).
+GATEWAY_OPTIONS = dict(
+    name=dict(type='str'),
+    mtu=dict(type='int'),
+    addresses=dict(type='list', elements='str'),
+    routes=dict(type='list', elements='dict', options=dict(
+        dst=dict(type='str', required=True),
+        via=dict(type='str'),
+        onlink=dict(type='bool', default=False),
+        metric=dict(type='int'),
+        count=dict(type='int', default=1),
+    )),
+)
 
 
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            pf=dict(type='str', required=True),
-            vlan_id=dict(type='int', required=True),
-            name=dict(type='str'),
-            mtu=dict(type='int'),
-            addresses=dict(type='list', elements='str'),
-            routes=dict(type='list', elements='dict', options=dict(
-                dst=dict(type='str', required=True),
-                via=dict(type='str'),
-                onlink=dict(type='bool', default=False),
-                metric=dict(type='int'),
-                count=dict(type='int', default=1),
-            )),
+            GATEWAY_OPTIONS,
+            pf=dict(type='str'),
+            vlan_id=dict(type='int'),
+            rails=rails_option(dict(GATEWAY_OPTIONS, pf=dict(type='str', required=True), vlan_id=dict(type='int', required=True))),
             purge_routes=dict(type='bool', default=True),
             forwarding=dict(type='bool'),
             rp_filter=dict(type='int', choices=[0, 1, 2]),
@@ -266,6 +330,9 @@ def main():
             unit_dir=dict(type='path', default='/etc/systemd/system'),
             sysfs_root=dict(type='path', default='/sys'),
         ),
+        required_one_of=[('pf', 'rails')],
+        required_together=[('pf', 'vlan_id')],
+        mutually_exclusive=[('rails', 'pf')] + [('rails', k) for k in GATEWAY_OPTIONS],
         supports_check_mode=True,
     )
     run_netlink_module(module, run, files=True)

@@ -6,7 +6,7 @@ rules, written as AWX's inventory script; AWX's meta extra vars).
 
 The host phase (host_network, --check) runs on the nodes with the local connection (an extra var: the
 test's stand-in for SSH). Their PFs do not exist here, so vlan_gateway reads netlink, finds no PF and
-fails each rail, and its failed result carries the arguments it was called with: what vlan_gateway
+fails, and its failed result carries the arguments it was called with (every rail in one run): what vlan_gateway
 would be asked to do on a real node, compared between runs.
 
 - A slice without the plan sees only its own nodes (node1 of inventories/example alone would get routes []) and
@@ -26,7 +26,7 @@ import yaml
 from _awx_slice import import_inventory, private_data_dir, script_data
 from _runner import REPO, SITE, copy_inventory, site
 
-GATEWAY_TASK = "VLAN gateway of each rail"
+GATEWAY_TASK = "VLAN gateway of every rail"
 # The roles pass the routes in range form (vlan_gateway's routes[].count); compared here as the routes they stand for.
 _spec = importlib.util.spec_from_file_location("route_ranges", os.path.join(REPO, "plugins", "module_utils", "_route_ranges.py"))
 route_ranges = importlib.util.module_from_spec(_spec)
@@ -46,9 +46,9 @@ def gateway_calls(result):
     for e in result.events:
         if e.get("event") != "runner_on_failed" or not e["event_data"].get("task", "").startswith(GATEWAY_TASK):
             continue
-        res = e["event_data"]["res"]
-        items = res.get("results", [res])
-        calls[e["event_data"]["host"]] = [i["invocation"]["module_args"] for i in items]
+        args = e["event_data"]["res"]["invocation"]["module_args"]
+        shared = {k: v for k, v in args.items() if k != "rails"}
+        calls[e["event_data"]["host"]] = [dict(shared, **rail) for rail in args["rails"]]
     return calls
 
 

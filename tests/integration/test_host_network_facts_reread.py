@@ -29,7 +29,6 @@ def test_facts_are_read_again_unless_this_runs_preflight_read_them_and_nothing_c
         "preflight_unchanged": "True",
         "preflight_changed_gateways": "False",
         "preflight_changed_vfs": "False",
-        "preflight_changed_rail_vfs": "False",
         "preflight_changed_qos": "False",
     }
 

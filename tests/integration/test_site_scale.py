@@ -235,10 +235,9 @@ def test_free_strategy_and_each_node_reads_its_slice(tmp_path):
     assert len(failed) == 1 and failed[0]["host"] == "gpu-0003"
     # The module got gpu-0003's slice of the table computed once in the validation play: its own
     # address and a route to each of the 4 other nodes' pod subnets.
-    # The gateway task loops over the node's rails (one here): the failed item holds the module's call.
-    res = failed[0]["res"]
-    item = res["results"][0] if "results" in res else res
-    args = item["invocation"]["module_args"]
+    # One gateway run takes every rail of the node (one here): the failed result holds the module's call.
+    item = failed[0]["res"]
+    (args,) = item["invocation"]["module_args"]["rails"]
     assert args["name"] == "gpf-nopf0.100" and args["addresses"] == ["10.255.0.10/30"]
     # In range form (vlan_gateway's routes[].count): the two nodes before gpu-0003 and the two after it.
     assert [(r["dst"], r["via"], r["count"]) for r in args["routes"]] == [("10.255.0.0/30", "10.255.0.2", 2), ("10.255.0.12/30", "10.255.0.14", 2)]

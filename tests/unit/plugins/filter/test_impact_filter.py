@@ -35,7 +35,7 @@ def test_the_report_reads_the_results_the_role_registers_and_the_facts_reread_na
     registered = set()
     for path in (role / "tasks").glob("*.yml"):
         registered.update(re.findall(r"^\s*register:\s*(\S+)\s*$", path.read_text(), re.MULTILINE))
-    changing = set(impact.HOST_VFS + (impact.HOST_GATEWAYS, impact.HOST_QOS))
-    assert changing | set(impact.HOST_DRAIN_PREDICTIONS) <= registered
+    changing = {impact.HOST_VFS, impact.HOST_GATEWAYS, impact.HOST_QOS}
+    assert changing | {impact.HOST_DRAIN_PREDICTION} <= registered
     current = yaml.safe_load((role / "vars" / "main.yml").read_text())["__host_network_facts_current"]
     assert set(re.findall(r"__host_network_\w+_result", current)) == changing
