@@ -332,13 +332,28 @@ class Sampler(threading.Thread):
         self.loads.append(os.getloadavg()[0])
 
 
-def run_phases(work, inv, *, nodes, rails, forks, path_bin, timeout):
-    tag = "n%d-r%d-f%d" % (nodes, rails, forks)
+def checkout(work, ref):
+    """``ref`` of this repository as a collection tree of its own (git worktree, detached): (its site.yml, its
+    ANSIBLE_COLLECTIONS_PATH), for runs side by side with the work tree's."""
+    tree = os.path.join(work, "ref-%s" % ref)
+    subprocess.run(["git", "-C", REPO, "worktree", "add", "--detach", "--force", tree, ref], check=True,  # noqa: S607
+                   stdout=subprocess.DEVNULL)
+    root = os.path.join(work, "collections-%s" % ref)
+    os.makedirs(os.path.join(root, "ansible_collections", "gpufabric"), exist_ok=True)
+    os.symlink(tree, os.path.join(root, "ansible_collections", "gpufabric", "roce"))
+    return os.path.join(tree, "playbooks", "site.yml"), root
+
+
+def run_phases(work, inv, *, nodes, rails, forks, path_bin, timeout, code=None):
+    """``code``: (name, site.yml, collections path) of another commit to run instead of the work tree."""
+    name, site, collections = code or (None, SITE, None)
+    tag = "n%d-r%d-f%d%s" % (nodes, rails, forks, "-" + name if name else "")
     counts = os.path.join(work, "counts-%s.json" % tag)
     log = os.path.join(work, "out-%s.log" % tag)
-    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", inv, SITE, "--check",
+    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", inv, site, "--check",
            "--tags", "preflight,host_network", "--forks", str(forks)]
     env = ansible_env(
+        **({"ANSIBLE_COLLECTIONS_PATH": collections} if collections else {}),
         ANSIBLE_CALLBACK_PLUGINS=os.path.join(work, "callback_plugins"),
         ANSIBLE_CALLBACKS_ENABLED="host_phases_count",
         HOST_PHASES_COUNT_OUT=counts,
@@ -392,7 +407,7 @@ def run_phases(work, inv, *, nodes, rails, forks, path_bin, timeout):
     if len(per_host) != nodes or failed:
         raise SystemExit("%s: module runs counted on %d of %d nodes, %d failed: %s" % (tag, len(per_host), nodes, failed, log))
     return {
-        "nodes": nodes, "rails": rails, "forks": forks,
+        "code": name or git_head(), "nodes": nodes, "rails": rails, "forks": forks,
         "wall": round(wall, 2), "phases": round(phase_secs, 2), "cpu": round(cpu, 1),
         "plays": {k: round(v, 2) for k, v in play_secs.items()},
         "runs_per_node": totals, "modules_per_node": modules, "module_runs": sum(sum(m.values()) for m in per_host.values()),
@@ -410,8 +425,9 @@ def fmt_modules(mods):
 
 
 def table(rows, label, args, started):
-    cmd = ".venv/bin/python benchmarks/host_phases.py --nodes %s%s --rails %s --forks %s --label %s" % (
-        args.nodes, " --nodes-multirail %s" % args.nodes_multirail if args.nodes_multirail else "", args.rails, args.forks, label)
+    cmd = ".venv/bin/python benchmarks/host_phases.py --nodes %s%s --rails %s --forks %s%s --label %s" % (
+        args.nodes, " --nodes-multirail %s" % args.nodes_multirail if args.nodes_multirail else "", args.rails, args.forks,
+        " --compare %s" % args.compare if args.compare else "", label)
     extrap = max(r["nodes"] for r in rows) < 1000
     out = [
         "<!-- host_phases:%s:begin (written by benchmarks/host_phases.py) -->" % label,
@@ -422,15 +438,15 @@ def table(rows, label, args, started):
         cmd,
         "```",
         "",
-        "| rails | nodes | forks | module runs per node | whole run | host phases | host phases per 1,000 nodes%s "
+        "| code | rails | nodes | forks | module runs per node | whole run | host phases | host phases per 1,000 nodes%s "
         "| module runs / s | controller peak PSS (workers) | main RSS | load 1 min: before / mean / after |" % (
             " (linear from this run)" if extrap else ""),
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         per_node = "/".join(str(t) for t in r["runs_per_node"])
-        out.append("| %d | %d | %d | **%s** (%s) | %.1f s | %.1f s | **%.0f s** | %.1f | %d MB (%d) | %d MB | %.1f / %s / %.1f |" % (
-            r["rails"], r["nodes"], r["forks"], per_node, fmt_modules(r["modules_per_node"]), r["wall"], r["phases"],
+        out.append("| `%s` | %d | %d | %d | **%s** (%s) | %.1f s | %.1f s | **%.0f s** | %.1f | %d MB (%d) | %d MB | %.1f / %s / %.1f |" % (
+            r["code"], r["rails"], r["nodes"], r["forks"], per_node, fmt_modules(r["modules_per_node"]), r["wall"], r["phases"],
             r["phases"] / r["nodes"] * 1000, r["module_runs"] / r["phases"], r["peak_pss_mb"], r["peak_workers"],
             r["main_hwm_mb"], r["load_before"], "%.1f" % r["load_mean"] if r["load_mean"] is not None else "?", r["load_after"]))
     out.append("<!-- host_phases:%s:end -->" % label)
@@ -461,6 +477,8 @@ def main():
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per ansible-playbook run")
     ap.add_argument("--json", help="write the raw figures here")
     ap.add_argument("--keep", help="work directory to keep (default: a temporary one, removed)")
+    ap.add_argument("--compare", help="a commit to run side by side with the work tree, each configuration one after the other "
+                    "(a git worktree of it in the work directory)")
     ap.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if not args.inside:
@@ -477,6 +495,11 @@ def main():
         fh.write(CALLBACK)
     path_bin = stub_bin(work)
     rows = []
+    codes = [None]
+    if args.compare:
+        ref = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", args.compare], check=True, capture_output=True,  # noqa: S607
+                             text=True).stdout.strip()
+        codes.insert(0, (ref, *checkout(work, ref)))
     try:
         for rails in rail_counts:
             pfs = rail_pfs(rails)
@@ -490,13 +513,15 @@ def main():
                     inv = inventory(work, nodes, rails)
                     # Forks side by side on the same inventory, so a load change hits both columns alike.
                     for forks in fork_counts:
-                        r = run_phases(work, inv, nodes=nodes, rails=rails, forks=forks, path_bin=path_bin, timeout=args.timeout)
-                        rows.append(r)
-                        print("%d rail(s) %5d nodes forks %3d: %7.1f s whole, %7.1f s phases, %s runs/node (%s), "
-                              "PSS %d MB, load %.1f -> %.1f" % (
-                                  rails, nodes, forks, r["wall"], r["phases"], "/".join(map(str, r["runs_per_node"])),
-                                  fmt_modules(r["modules_per_node"]), r["peak_pss_mb"], r["load_before"], r["load_after"]),
-                              flush=True)
+                        for code in codes:
+                            r = run_phases(work, inv, nodes=nodes, rails=rails, forks=forks, path_bin=path_bin, timeout=args.timeout,
+                                           code=code)
+                            rows.append(r)
+                            print("%s %d rail(s) %5d nodes forks %3d: %7.1f s whole, %7.1f s phases, %s runs/node (%s), "
+                                  "PSS %d MB, load %.1f -> %.1f" % (
+                                      r["code"], rails, nodes, forks, r["wall"], r["phases"], "/".join(map(str, r["runs_per_node"])),
+                                      fmt_modules(r["modules_per_node"]), r["peak_pss_mb"], r["load_before"], r["load_after"]),
+                                  flush=True)
             finally:
                 subprocess.run(["umount", "/sys"], check=False)
         block = table(rows, args.label, args, started)
@@ -508,6 +533,9 @@ def main():
             write_readme(block, args.label, tool="host_phases")
         return 0
     finally:
+        if args.compare:
+            subprocess.run(["git", "-C", REPO, "worktree", "remove", "--force", os.path.join(work, "ref-%s" % codes[0][0])],  # noqa: S607
+                           check=False)
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
 

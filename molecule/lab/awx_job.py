@@ -28,13 +28,20 @@ from _runner import SITE
 
 
 def kept_routes(events):
-    """{host: [kept route]} from the results of a job's events (a loop's items too)."""
+    """{host: [kept route]} from the results of a job's events (each rail of a run that took every rail, a loop's
+    items too)."""
     out = {}
     for event in events:
         if event.get("event") not in ("runner_on_ok", "runner_on_failed"):
             continue
         res = event["event_data"].get("res") or {}
-        for item in res.get("results") if isinstance(res.get("results"), list) else [res]:
+        for key in ("results", "rails"):
+            if isinstance(res.get(key), list):
+                items = res[key]
+                break
+        else:
+            items = [res]
+        for item in items:
             if isinstance(item, dict) and item.get("kept_routes"):
                 out.setdefault(event["event_data"]["host"], []).extend(item["kept_routes"])
     return out
