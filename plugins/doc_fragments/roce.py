@@ -37,6 +37,18 @@ attributes:
       - gpufabric.roce.roce
 """
 
+    # What the host modules (sriov_vf, vlan_gateway, roce_qos) do with their rails option: every rail of a node in one run.
+    RAILS = r"""
+options: {}
+notes:
+  - With O(rails), every rail is validated and predicted before the first change, so a bad value on one rail changes no
+    rail. A refusal only the kernel or the driver can give comes while a rail is applied - that rail sets back what it
+    can, the rails before it keep their changes, and the error names them.
+  - With O(rails), errors name the field as C(rails[<rail>].<field>), C(<rail>) being O(rails[].rail) or else the
+    rail's interface; the result has each rail's result, with C(rail) and C(changed), in C(rails), in the order given,
+    and their diffs as a list in C(diff), in the same order, each headed by its rail.
+"""
+
     # The attributes of the modules that change nothing: the actions that only read variables on the controller
     # (validate_role_arguments, unknown_variables, role_view, sriov_render) and the cluster reads (k8s_info_many, k8s_tools,
     # rollout_wait, which adds its own check-mode details).

@@ -34,6 +34,7 @@ requirements:
 extends_documentation_fragment:
   - gpufabric.roce.roce
   - gpufabric.roce.roce.actiongroup
+  - gpufabric.roce.roce.rails
 options:
   interface:
     description: The PF netdev of the rail (the inventory's C(roce_pf) or the rail's C(pf)). Required unless O(rails) is given.
@@ -66,10 +67,8 @@ options:
     description:
       - Every rail of the node in one module run (one Python start, one rtnetlink session). Each entry takes
         O(interface) and the settings above, and O(unsupported), O(state), O(persist), O(unit_dir) and O(sysfs_root)
-        from the top level. Not together with O(interface) or a setting at the top level.
-      - Every rail is read, validated and predicted before the first write, so a bad value or a setting the NIC does not
-        expose (with O(unsupported=fail)) on one rail changes no rail.
-      - Errors name the field as C(rails[<rail>].<field>), C(<rail>) being O(rails[].rail) or else the interface.
+        from the top level. Not together with O(interface) or a setting at the top level. A setting the NIC does not
+        expose (with O(unsupported=fail)) on any rail changes no rail. See the notes.
     type: list
     elements: dict
     version_added: "0.1.0"
@@ -205,8 +204,7 @@ persist:
   type: dict
 rails:
   description:
-    - With O(rails), one result per rail in the order given, each with C(rail) (O(rails[].rail), else the interface),
-      C(changed) and the keys above; the rails' diffs are RV(diff), in the same order.
+    - With O(rails), one result per rail, with the keys above; see the notes.
   returned: with O(rails)
   type: list
   elements: dict

@@ -33,6 +33,7 @@ requirements:
 extends_documentation_fragment:
   - gpufabric.roce.roce
   - gpufabric.roce.roce.actiongroup
+  - gpufabric.roce.roce.rails
 options:
   pf:
     description:
@@ -88,11 +89,7 @@ options:
     description:
       - Every PF of the node in one module run (one Python start, one netlink session), a GPU node's rails. Each entry
         takes O(pf), O(num_vfs) and O(vfs) as above, and the other options (O(allow_vf_reset), O(state), O(persist),
-        O(unit_dir), O(sysfs_root)) from the top level. Not together with O(pf), O(num_vfs) or O(vfs).
-      - Every rail is validated and predicted before the first change, so a bad value on one rail changes no rail.
-        A setting only the driver can refuse is refused while that rail is applied; that rail sets back what it had
-        set, the rails before it keep their changes and the error names them.
-      - Errors name the field as C(rails[<rail>].<field>), C(<rail>) being O(rails[].rail) or else the PF.
+        O(unit_dir), O(sysfs_root)) from the top level. Not together with O(pf), O(num_vfs) or O(vfs). See the notes.
     type: list
     elements: dict
     version_added: "0.1.0"
@@ -214,9 +211,8 @@ vf_reset:
   type: bool
 rails:
   description:
-    - With O(rails), one result per rail in the order given, each with C(rail) (O(rails[].rail), else the PF) and the
-      keys above (RV(pf), RV(num_vfs), RV(total_vfs), RV(vf_reset), RV(vfs), RV(persist)) and C(changed); the rails'
-      diffs are RV(diff), in the same order.
+    - With O(rails), one result per rail, with the keys above (RV(pf), RV(num_vfs), RV(total_vfs), RV(vf_reset),
+      RV(vfs), RV(persist)); see the notes.
   returned: with O(rails)
   type: list
   elements: dict

@@ -28,6 +28,7 @@ requirements:
 extends_documentation_fragment:
   - gpufabric.roce.roce
   - gpufabric.roce.roce.actiongroup
+  - gpufabric.roce.roce.rails
 options:
   pf:
     description:
@@ -87,9 +88,7 @@ options:
       - Every gateway of the node in one module run (one Python start, one netlink session), one per rail of a GPU node.
         Each entry takes O(pf), O(vlan_id), O(name), O(mtu), O(addresses) and O(routes) as above, and the other options
         (O(purge_routes), the sysctls, O(state), O(persist), O(unit_dir)) from the top level. Not together with O(pf).
-      - Every rail is validated and predicted before the first change, so a bad value on one rail changes no rail.
-        Should the kernel refuse a change on a rail, the rails before it keep their changes and the error names them.
-      - Errors name the field as C(rails[<rail>].<field>), C(<rail>) being O(rails[].rail) or else the PF.
+        See the notes.
     type: list
     elements: dict
     version_added: "0.1.0"
@@ -274,9 +273,8 @@ route_changes:
   sample: {added: [{dst: 10.255.0.8/30, via: 10.255.0.10, onlink: true, metric: 0}], removed: [], changed: []}
 rails:
   description:
-    - With O(rails), one result per rail in the order given, each with C(rail) (O(rails[].rail), else the PF),
-      C(changed) and the keys above (RV(interface), RV(ifindex), RV(actions), RV(kept_routes), RV(persist),
-      RV(route_changes)); the rails' diffs are RV(diff), in the same order.
+    - With O(rails), one result per rail, with the keys above (RV(interface), RV(ifindex), RV(actions),
+      RV(kept_routes), RV(persist), RV(route_changes)); see the notes.
   returned: with O(rails)
   type: list
   elements: dict
