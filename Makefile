@@ -162,9 +162,10 @@ test: deps link
 # antsibull-docs copies the checkout (git-tracked and untracked-but-not-ignored files) into a
 # temporary ansible_collections tree, so it needs no link and no network.
 lint: link
-	@echo "== lint: yamllint, ruff, ansible-lint, antsibull-docs, antsibull-changelog"
+	@echo "== lint: yamllint, ruff, ansible-lint, antsibull-docs, antsibull-changelog, role READMEs"
 	$(BIN)/yamllint -s .
 	$(BIN)/ruff check .
+	$(BIN)/python .ci/role_readme.py --check
 	$(BIN)/ansible-lint --offline -q
 	$(BIN)/antsibull-docs lint-collection-docs --plugin-docs .
 	$(BIN)/antsibull-changelog lint

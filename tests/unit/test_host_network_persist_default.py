@@ -19,7 +19,7 @@ def test_persist_is_the_default():
     for entry in spec["argument_specs"].values():
         if "host_network_persist" in entry.get("options", {}):
             assert entry["options"]["host_network_persist"]["default"] is True
-    assert "| `host_network_persist` | `true` |" in (ROLE / "README.md").read_text()
+    assert "| `host_network_persist` | bool | `true` |" in (ROLE / "README.md").read_text()
 
 
 def test_only_the_lab_inventory_turns_it_off_with_its_reason():
