@@ -170,8 +170,7 @@ def ansible_env(**extra):
         ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build", "collections"),
         ANSIBLE_NOCOLOR="1",
         ANSIBLE_FORCE_COLOR="0",
-        **extra,
-    )
+    ) | extra
 
 
 def run_measured(cmd, cwd, env, timeout):
