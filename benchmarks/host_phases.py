@@ -73,6 +73,8 @@ sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 from site_scale import REPO, ansible_env, ansible_version, generate_inventory, git_head, write_readme  # noqa: E402
 
 SITE = os.path.join(REPO, "playbooks", "site.yml")
+# The work tree's commit as the run starts: what every row measures, whatever is committed meanwhile.
+HEAD = git_head()
 PHASE_PLAYS = ("Phase 1 - preflight", "Phase 2 - host networking")
 ONE_RAIL_PF = "enp157s0np0"
 PERFTEST_BINARIES = ("ib_write_bw", "ib_write_lat", "ib_read_bw", "ib_send_bw")
@@ -407,7 +409,7 @@ def run_phases(work, inv, *, nodes, rails, forks, path_bin, timeout, code=None):
     if len(per_host) != nodes or failed:
         raise SystemExit("%s: module runs counted on %d of %d nodes, %d failed: %s" % (tag, len(per_host), nodes, failed, log))
     return {
-        "code": name or git_head(), "nodes": nodes, "rails": rails, "forks": forks,
+        "code": name or HEAD, "nodes": nodes, "rails": rails, "forks": forks,
         "wall": round(wall, 2), "phases": round(phase_secs, 2), "cpu": round(cpu, 1),
         "plays": {k: round(v, 2) for k, v in play_secs.items()},
         "runs_per_node": totals, "modules_per_node": modules, "module_runs": sum(sum(m.values()) for m in per_host.values()),
@@ -432,7 +434,7 @@ def table(rows, label, args, started):
     out = [
         "<!-- host_phases:%s:begin (written by benchmarks/host_phases.py) -->" % label,
         "**%s** — measured %s, commit `%s`, ansible-core %s, %d cores (shared), `--check`, local connection "
-        "(stand-in nodes: see above)." % (label, started, git_head(), ansible_version(), os.cpu_count()),
+        "(stand-in nodes: see above)." % (label, started, HEAD, ansible_version(), os.cpu_count()),
         "",
         "```sh",
         cmd,

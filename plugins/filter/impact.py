@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufabric.roce maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters of the change-impact report (module_utils/_impact.py; README.md, "Change-impact report")."""
+"""Filters of the change-impact report (module_utils/_impact.py; docs/fleet-scale.md, "Change-impact report")."""
 
 from __future__ import absolute_import, division, print_function
 

@@ -16,7 +16,7 @@ ROLES = ('preflight', 'host_network', 'network_operator', 'sriov_networks', 'rdm
 PREFIXES = ('roce_',) + tuple('%s_' % r for r in ROLES)
 
 # The shared inventory model of docs/inventory.md (one value read by several roles, not part of any
-# single role's argument spec) and site.yml's rollout knobs (README, "Running at fleet scale").
+# single role's argument spec) and site.yml's rollout knobs (docs/fleet-scale.md).
 # tests/unit/plugins/plugin_utils/test_unknown_vars.py keeps this list equal to what those documents name.
 SHARED_ROCE_VARS = frozenset((
     'roce_pf', 'roce_sriov_pf', 'roce_num_vfs', 'roce_vfs', 'roce_vf_mode', 'roce_mtu', 'roce_vlan_id',

@@ -105,5 +105,5 @@ def test_the_inventory_reference_shows_the_table():
         rows = dict(re.findall(r"^\| `(roce_[a-z0-9_]+)` \| `([^`]*)` \|", fh.read(), re.M))
     documented = [k for k in SHARED if k in rows]
     assert {k: rows[k] for k in documented} == {k: str(ROCE_DEFAULTS[k]) for k in documented}
-    # The rollout knobs (roce_serial, roce_strategy, roce_max_fail_percentage) are README's; the fabric's are all here.
+    # The rollout knobs (roce_serial, roce_strategy, roce_max_fail_percentage) are docs/fleet-scale.md's; the fabric's are all here.
     assert {'roce_num_vfs', 'roce_mtu', 'roce_vlan_id', 'roce_vf_mode', 'roce_qos_via', 'roce_k8s_mode'} <= set(documented)

@@ -31,7 +31,7 @@ def test_known_names_are_every_spec_option_and_default_of_every_role():
 
 
 def test_shared_roce_vars_are_the_documented_ones():
-    # docs/inventory.md documents the shared model; site.yml's knobs are documented in README.md.
+    # docs/inventory.md documents the shared model; site.yml's knobs are documented in docs/fleet-scale.md.
     documented = set(re.findall(r'\broce_[a-z0-9_]*[a-z0-9]', _read('docs', 'inventory.md'))) - {'roce_nodes'}
     knobs = {'roce_serial', 'roce_max_fail_percentage', 'roce_strategy', 'roce_plan', 'roce_plan_out', 'roce_plan_artifact', 'roce_inventory_complete',
              'roce_impact_out', 'roce_impact'}
