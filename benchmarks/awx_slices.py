@@ -256,14 +256,16 @@ def read_records(record_dir):
     return out
 
 
+def per_rail(args):
+    """A module's arguments as one set per rail: a run takes every rail of its node (``rails``), each with the
+    top-level arguments; a run without ``rails`` is one set."""
+    shared = {k: v for k, v in args.items() if k != "rails"}
+    return [dict(shared, **rail) for rail in args.get("rails") or [{}]]
+
+
 def calls(text, module):
-    """Each rail's arguments of ``module``: a module run takes every rail of its node (``rails``)."""
-    out = []
-    for c in map(json.loads, text.splitlines()):
-        if c["module"] == module:
-            shared = {k: v for k, v in c["args"].items() if k != "rails"}
-            out.extend(dict(shared, **rail) for rail in c["args"].get("rails") or [{}])
-    return out
+    """Each rail's arguments of ``module``, as the stand-in recorded them."""
+    return [a for c in map(json.loads, text.splitlines()) if c["module"] == module for a in per_rail(c["args"])]
 
 
 def check(results, name, ok, detail=""):
@@ -310,9 +312,7 @@ def real_module_args(result, module):
         data = e.get("event_data", {})
         if e.get("event") != "runner_on_failed" or not data.get("task", "").startswith(REAL_TASKS[module]):
             continue
-        args = data["res"]["invocation"]["module_args"]
-        shared = {k: v for k, v in args.items() if k != "rails"}
-        found[data["host"]] = [dict(shared, **rail) for rail in args["rails"]]
+        found[data["host"]] = per_rail(data["res"]["invocation"]["module_args"])
     return found
 
 
