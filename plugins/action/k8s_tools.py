@@ -3,6 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Action plugin of gpufabric.roce.k8s_tools: check, before the first change, what the Kubernetes phases need."""
 
+from ansible.module_utils.common.parameters import remove_values
 from ansible.plugins.action import ActionBase
 from ansible.plugins.loader import module_loader
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_tools import (
@@ -10,6 +11,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_tools import (
     collection_problem,
     helm_problem,
     kubeconfig_desc,
+    secret_strings,
 )
 
 ARGUMENT_SPEC = {
@@ -56,4 +58,6 @@ class ActionModule(ActionBase):
             result.update(failed=True, msg="The Kubernetes phases cannot run; nothing has changed yet:\n  - " + "\n  - ".join(problems))
         else:
             result["msg"] = "ok: " + ", ".join(checked) if checked else "nothing to check"
-        return result
+        # The client's own messages may quote what it was given: every string of the kubeconfig is masked.
+        secrets = {s for s in secret_strings(args.get("kubeconfig")) if len(s) >= 8}
+        return remove_values(result, secrets) if secrets else result

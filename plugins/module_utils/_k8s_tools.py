@@ -5,6 +5,8 @@
 
 Pure functions over the results the action plugin collected, so that the messages are unit-tested without a cluster."""
 
+import re
+
 CLIENT_FIX = (
     "install the kubernetes Python client for that interpreter: pip install -r meta/ee-requirements.txt "
     "(from the collection's directory; in AWX, build the execution environment with meta/execution-environment.yml)"
@@ -39,9 +41,28 @@ def helm_problem(host, binary, result):
     return "%s: helm (%s) cannot run: %s. Fix: %s" % (host, binary, why or "rc %s" % result.get("rc"), HELM_FIX % host)
 
 
-def kubeconfig_desc(kubeconfig):
+# A kubeconfig string is shown only when it can be nothing but a path: one line, absolute or under ~, no blanks.
+# Anything else may be a kubeconfig's content pasted as a string (YAML, JSON, base64), and that is a secret.
+_PATH_RE = re.compile(r"^[/~][^\s{}\[\]\"']{0,4095}$")
+
+
+def kubeconfig_desc(kubeconfig, variable="network_operator_kubeconfig"):
+    """How a message names the kubeconfig in use, never showing its content."""
     if isinstance(kubeconfig, dict):
-        return "(content given in network_operator_kubeconfig)"
+        return "(content given in %s, not shown)" % variable
+    if isinstance(kubeconfig, str) and _PATH_RE.match(kubeconfig):
+        return kubeconfig
     if kubeconfig:
-        return str(kubeconfig)
+        return "(the value of %s, not shown: it is not the path of a file and may be a kubeconfig's content)" % variable
     return "(default: $KUBECONFIG or ~/.kube/config)"
+
+
+def secret_strings(kubeconfig):
+    """Every string a kubeconfig value carries (itself when a string, each leaf of a mapping), for masking."""
+    if isinstance(kubeconfig, str):
+        return {kubeconfig} if kubeconfig else set()
+    if isinstance(kubeconfig, dict):
+        return set().union(*(secret_strings(v) for v in kubeconfig.values())) if kubeconfig else set()
+    if isinstance(kubeconfig, (list, tuple)):
+        return set().union(*(secret_strings(v) for v in kubeconfig)) if kubeconfig else set()
+    return set()

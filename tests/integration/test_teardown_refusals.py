@@ -5,11 +5,16 @@ them, so without consent the run is refused for every such node in its first pla
 changes; a render-mode inventory's cluster half talks to no cluster and says so. The example inventory's nodes are
 unreachable (TEST-NET-1): a task that tried to reach one would fail the run."""
 
+import base64
 import os
 import re
+import secrets
 
 import _runner
-from _runner import append
+import ansible_runner
+import pytest
+import yaml
+from _runner import append, collection_env, copy_inventory, venv_path
 
 TEARDOWN = os.path.join(_runner.REPO, "playbooks", "teardown.yml")
 
@@ -41,3 +46,46 @@ def test_the_cluster_half_alone_needs_no_consent_and_render_mode_leaves_the_clus
     assert "The HelmRelease/Application and the NicClusterPolicy rendered into %s/network-operator are left in place" % (inv.parent / "render-out") in out
     assert re.search(r"localhost\s*: ok=\d+\s+changed=0\s+unreachable=0\s+failed=0", out), out
     assert "node1" not in out.split("PLAY RECAP", 1)[1] or "unreachable=0" in out
+
+
+@pytest.mark.parametrize("verbosity", [0, 3])
+def test_a_kubeconfig_pasted_as_a_string_is_refused_first_and_never_shown(tmp_path, verbosity):
+    # Issue 43: teardown ran k8s_tools first, whose refusal quoted the kubeconfig's content as a "path", in every sink.
+    # Now it runs site.yml's argument check first. Through ansible-runner (AWX's job events), at default and -vvv.
+    token = "gpufabric-%s" % secrets.token_hex(24)
+    content = {"apiVersion": "v1", "kind": "Config", "current-context": "c",
+               "clusters": [{"name": "c", "cluster": {"server": "https://%s.invalid:6443" % token[-12:]}}],
+               "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}], "users": [{"name": "u", "user": {"token": token}}]}
+    root = tmp_path / "pdd"
+    copy_inventory("example", root / "inventory")
+    secret_file = os.path.join("inventory", "group_vars", "k8s_controller.yml")
+    group_vars = yaml.safe_load((root / secret_file).read_text()) or {}
+    group_vars.update(roce_k8s_mode="apply", network_operator_kubeconfig=yaml.safe_dump(content))
+    (root / secret_file).write_text(yaml.safe_dump(group_vars))
+    tmp = root / "tmp"
+    tmp.mkdir()
+    envvars = dict(collection_env(), PATH=venv_path(), ANSIBLE_LOG_PATH=str(root / "ansible.log"), TMPDIR=str(tmp),
+                   ANSIBLE_LOCAL_TEMP=str(tmp / "local"))
+    result = ansible_runner.run(private_data_dir=str(root), playbook=TEARDOWN, tags="k8s", verbosity=verbosity, quiet=True, envvars=envvars)
+    with result.stdout as f:
+        stdout = f.read()
+    flat = " ".join(stdout.split())
+    assert result.status == "failed", stdout[-4000:]
+    assert "network_operator_kubeconfig" in flat and "is a string but not the path of a file on the controller" in flat, stdout[-4000:]
+    plays = [e["event_data"]["play"] for e in result.events if e.get("event") == "playbook_on_play_start"]
+    assert plays == ["Check the teardown before the first change"], plays
+    needles = {token, base64.b64encode(token.encode()).decode(), "%s.invalid" % token[-12:]}
+    leaks = [("runner stdout", n) for n in needles if n in stdout]
+    for path in root.rglob("*"):
+        if path.is_file() and not path.is_symlink() and str(path.relative_to(root)) != secret_file:
+            leaks += [(str(path.relative_to(root)), n) for n in needles if n.encode() in path.read_bytes()]
+    assert leaks == []
+    assert list((root / "artifacts").rglob("job_events/*.json")) and (root / "ansible.log").stat().st_size > 0
+
+
+def test_bad_rollout_knobs_are_refused_before_any_change(inv):
+    # Issue 43: roce_serial=ten stopped teardown with a traceback when the nodes' play started, after the cluster half.
+    rc, out = teardown(inv, "-e", "roce_k8s_mode=render", "-e", "roce_serial=ten")
+    assert rc != 0, out
+    assert 'roce_serial="ten"' in out and "(roce_serial entries [\"ten\"])" in out and "Fix: roce_serial is a positive count" in out, out
+    assert "Teardown 1-3" not in out and "Traceback" not in out, out

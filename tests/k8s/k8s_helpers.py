@@ -2,6 +2,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Shared by tests/k8s: the fake hardware, constants, polling, and a handle on the running control plane."""
 
+import base64
 import json
 import os
 import subprocess
@@ -93,3 +94,23 @@ class Cluster:
 
     def records(self):
         return {f.stem: json.loads(f.read_text(encoding="utf-8")) for f in self.state_dir.glob("*.pid")}
+
+
+def token_needles(token):
+    """A token as written, and as a kubeconfig or an HTTP header would carry it encoded."""
+    return {token, base64.b64encode(token.encode()).decode(), "Bearer " + token}
+
+
+def secret_leaks(root, stdout, needles, skip=()):
+    """Where any needle appears: the runner's stdout and every file under root (the runner's artifacts, the log file,
+    temporary directories), except the files in skip (relative to root: where the user put the secret)."""
+    found = [("runner stdout", n) for n in needles if n in stdout]
+    for dirpath, _dirs, files in os.walk(root):
+        for name in files:
+            path = os.path.join(dirpath, name)
+            if os.path.relpath(path, root) in skip or os.path.islink(path):
+                continue
+            with open(path, "rb") as f:
+                data = f.read()
+            found += [(os.path.relpath(path, root), n) for n in needles if n.encode() in data]
+    return found

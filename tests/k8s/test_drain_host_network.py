@@ -30,9 +30,10 @@ import os
 import subprocess
 import sys
 
+import ansible_runner
 import pytest
 import yaml
-from k8s_helpers import REPO, wait_for
+from k8s_helpers import REPO, secret_leaks, token_needles, wait_for
 from standins import _kube
 
 VENV_BIN = os.path.dirname(sys.executable)
@@ -41,54 +42,69 @@ NODE = "node2"
 LABEL = "gpufabric.roce/cordoned"
 
 PLAYBOOK = """
-- name: The drain around a VF reset, with the VF change played by a task that records the cluster
+- name: The drain around a VF reset, with the VF change played by a task that records the cluster (as tasks/vfs.yml)
   hosts: gpu-node2
   gather_facts: false
   tasks:
-    - name: Drain
-      ansible.builtin.include_role:
-        name: gpufabric.roce.host_network
-        tasks_from: drain.yml
-      vars:
-        __host_network_vf_reset: "{{ vf_reset }}"
+    - name: Drain, change, uncordon
+      block:
+        - name: Kubeconfig given as content
+          ansible.builtin.include_role:
+            name: gpufabric.roce.host_network
+            tasks_from: kubeconfig.yml
+          when: host_network_kubeconfig is mapping
 
-    - name: The VF change (stand-in for sriov_vf) - record the node and its pods now
-      kubernetes.core.k8s_info:
-        kind: Pod
-        namespace: %(ns)s
-        kubeconfig: "{{ host_network_kubeconfig }}"
-      delegate_to: localhost
-      register: during_pods
+        - name: Drain
+          ansible.builtin.include_role:
+            name: gpufabric.roce.host_network
+            tasks_from: drain.yml
+          vars:
+            __host_network_vf_reset: "{{ vf_reset }}"
 
-    - name: Record the node during the change
-      kubernetes.core.k8s_info:
-        kind: Node
-        name: %(node)s
-        kubeconfig: "{{ host_network_kubeconfig }}"
-      delegate_to: localhost
-      register: during_node
+        - name: The VF change (stand-in for sriov_vf) - record the node and its pods now
+          kubernetes.core.k8s_info:
+            kind: Pod
+            namespace: %(ns)s
+            kubeconfig: "{{ record_kubeconfig }}"
+          delegate_to: localhost
+          register: during_pods
 
-    - name: Write what was recorded
-      ansible.builtin.copy:
-        content: "{{ {'pods': during_pods.resources, 'node': during_node.resources[0]} | to_json }}"
-        dest: "{{ record }}"
-        mode: "0600"
-      delegate_to: localhost
-      check_mode: false
+        - name: Record the node during the change
+          kubernetes.core.k8s_info:
+            kind: Node
+            name: %(node)s
+            kubeconfig: "{{ record_kubeconfig }}"
+          delegate_to: localhost
+          register: during_node
 
-    - name: Uncordon
-      ansible.builtin.include_role:
-        name: gpufabric.roce.host_network
-        tasks_from: uncordon.yml
-      vars:
-        __host_network_vf_reset: "{{ vf_reset }}"
+        - name: Write what was recorded
+          ansible.builtin.copy:
+            content: "{{ {'pods': during_pods.resources, 'node': during_node.resources[0]} | to_json }}"
+            dest: "{{ record }}"
+            mode: "0600"
+          delegate_to: localhost
+          check_mode: false
+
+        - name: Uncordon
+          ansible.builtin.include_role:
+            name: gpufabric.roce.host_network
+            tasks_from: uncordon.yml
+          vars:
+            __host_network_vf_reset: "{{ vf_reset }}"
+      always:
+        - name: Remove the private kubeconfig file (as tasks/vfs.yml)
+          ansible.builtin.file:
+            path: "{{ __host_network_kubeconfig_dir.path }}"
+            state: absent
+          delegate_to: localhost
+          when: __host_network_kubeconfig_dir.path is defined
 """ % {"ns": NS, "node": NODE}
 
 
 def _run(cluster, tmp_path, vf_reset, *args, **extra_vars):
     inv = tmp_path / "inventory.yml"
     host = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable, "roce_node_name": NODE,
-            "host_network_kubeconfig": str(cluster.kubeconfig), "host_network_drain_delegate_to": "localhost",
+            "host_network_kubeconfig": str(cluster.kubeconfig), "record_kubeconfig": str(cluster.kubeconfig), "host_network_drain_delegate_to": "localhost",
             "host_network_drain_timeout": 6, "host_network_drain_poll_interval": 1}
     host.update(extra_vars)
     inv.write_text(yaml.safe_dump({"all": {"hosts": {"gpu-node2": host}}}))
@@ -219,3 +235,48 @@ def test_a_pod_no_controller_recreates_stops_the_drain_unless_forced(workload, t
     assert "scratch" not in {p["metadata"]["name"] for p in seen["pods"]}
     node = _node(cluster)
     assert not node["spec"].get("unschedulable") and LABEL not in node["metadata"].get("labels", {})
+
+
+@pytest.mark.parametrize("verbosity", [0, 3])
+def test_a_kubeconfig_given_as_content_reaches_no_sink(cluster, tmp_path, verbosity):
+    # Issue 43: the drain's cluster tasks got the mapping itself, and a failed one carried it in its result. Through
+    # ansible-runner as AWX runs it: a drain that works (cordon, evict nothing, uncordon) and one that fails at its
+    # first cluster task (a context the kubeconfig lacks). The token must be in no sink, and the private file gone.
+    content = json.loads(cluster.kubeconfig.read_text(encoding="utf-8"))
+    token = content["users"][0]["user"]["token"]
+    assert len(token) >= 32  # random per cluster start: a match can only be a leak
+    secret_file = os.path.join("inventory", "host_vars", "gpu-node2.yml")
+    for run, extra in (("works", {}), ("fails", {"host_network_kube_context": "no-such-context"})):
+        root = tmp_path / run
+        (root / "inventory" / "host_vars").mkdir(parents=True)
+        (root / "inventory" / "hosts.yml").write_text(yaml.safe_dump({"all": {"hosts": {"gpu-node2": None}}}))
+        (root / secret_file).write_text(yaml.safe_dump(dict({
+            "ansible_connection": "local", "ansible_python_interpreter": sys.executable, "roce_node_name": NODE,
+            "host_network_kubeconfig": content, "record_kubeconfig": str(cluster.kubeconfig),
+            "host_network_drain_delegate_to": "localhost", "host_network_drain_timeout": 6, "host_network_drain_poll_interval": 1,
+        }, **extra)))
+        (root / "project").mkdir()
+        (root / "project" / "drain.yml").write_text(PLAYBOOK)
+        tmp = root / "tmp"
+        tmp.mkdir()
+        env = {"ANSIBLE_COLLECTIONS_PATH": str(REPO / ".build" / "collections"), "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"),
+               "ANSIBLE_LOG_PATH": str(root / "ansible.log"), "TMPDIR": str(tmp), "ANSIBLE_LOCAL_TEMP": str(tmp / "local"),
+               "ANSIBLE_REMOTE_TEMP": str(tmp / "remote"), "PATH": "%s:%s" % (VENV_BIN, cluster.env["PATH"]),
+               "HOME": os.environ.get("HOME", str(root))}
+        result = ansible_runner.run(private_data_dir=str(root), playbook="drain.yml", verbosity=verbosity, quiet=True, envvars=env,
+                                    extravars={"vf_reset": True, "record": str(root / "record.json")})
+        with result.stdout as f:
+            stdout = f.read()
+        flat = " ".join(stdout.split())
+        if run == "works":
+            assert result.status == "successful", stdout[-6000:]
+            # The drain's cluster tasks got the private file's path: the mapping was written to it first.
+            ran = [e["event_data"].get("task") for e in result.events if e.get("event") == "runner_on_ok"]
+            assert "Kubeconfig | write it (mode 0600)" in ran and "Uncordon | remove the label of this role's cordon" in ran, ran
+            assert not _node(cluster)["spec"].get("unschedulable")
+        else:
+            assert result.status == "failed", stdout[-6000:]
+            assert "no-such-context" in flat, stdout[-4000:]  # the cause is told
+        assert (root / "ansible.log").stat().st_size > 0 and list((root / "artifacts").rglob("job_events/*.json"))
+        assert secret_leaks(root, stdout, token_needles(token), skip=(secret_file,)) == [], run
+        assert not list(tmp.rglob("gpufabric-roce-kubeconfig.*")), run

@@ -12,7 +12,6 @@ and any file left in the run's temporary directories. Once at default verbosity,
 stores, and once with -vvv. A failing run (a namespace that does not exist) must still tell the cause.
 """
 
-import base64
 import json
 import os
 import re
@@ -21,7 +20,7 @@ import sys
 import ansible_runner
 import pytest
 import yaml
-from k8s_helpers import REPO, chart_path
+from k8s_helpers import REPO, chart_path, secret_leaks, token_needles
 
 SITE = str(REPO / "playbooks" / "site.yml")
 VENV_BIN = os.path.dirname(sys.executable)
@@ -84,21 +83,11 @@ def _run(root, cluster, verbosity, extravars=None, tags="operator,sriov,verify",
 
 
 def _needles(token):
-    # The token as written, and as a kubeconfig or an HTTP header would carry it encoded.
-    return {token, base64.b64encode(token.encode()).decode(), "Bearer " + token}
+    return token_needles(token)
 
 
 def _leaks(root, stdout, needles):
-    found = [("runner stdout", n) for n in needles if n in stdout]
-    for dirpath, _dirs, files in os.walk(root):
-        for name in files:
-            path = os.path.join(dirpath, name)
-            if os.path.relpath(path, root) == SECRET_FILE or os.path.islink(path):
-                continue  # the inventory file is where the user put the secret
-            with open(path, "rb") as f:
-                data = f.read()
-            found += [(os.path.relpath(path, root), n) for n in needles if n.encode() in data]
-    return found
+    return secret_leaks(root, stdout, needles, skip=(SECRET_FILE,))
 
 
 @pytest.fixture

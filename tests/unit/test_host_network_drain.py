@@ -23,8 +23,13 @@ def _tasks(name):
     return yaml.safe_load((ROLE / "tasks" / name).read_text())
 
 
+def _vf_block():
+    (block,) = _tasks("vfs.yml")
+    return block
+
+
 def test_the_prediction_runs_sriov_vf_in_check_mode_with_the_changes_own_arguments():
-    tasks = _tasks("vfs.yml")
+    tasks = _vf_block()["block"]
     sriov = [t for t in tasks if "gpufabric.roce.sriov_vf" in t]
     predictions = [t for t in sriov if t.get("check_mode") is True]
     changes = [t for t in sriov if "check_mode" not in t]
@@ -37,9 +42,16 @@ def test_the_prediction_runs_sriov_vf_in_check_mode_with_the_changes_own_argumen
 
 
 def test_drain_before_the_change_uncordon_after():
-    tasks = _tasks("vfs.yml")
+    block = _vf_block()
+    assert block["when"] == "host_network_vf_mode == 'host'"
+    tasks = block["block"]
     names = [t["name"] for t in tasks]
+    # A kubeconfig given as content reaches the drain's cluster tasks as a private file, removed also on failure.
+    private = next(i for i, t in enumerate(tasks) if t.get("ansible.builtin.include_tasks") == "kubeconfig.yml")
+    (cleanup,) = block["always"]
+    assert cleanup["ansible.builtin.file"] == {"path": "{{ __host_network_kubeconfig_dir.path }}", "state": "absent"}
     drain = next(i for i, t in enumerate(tasks) if t.get("ansible.builtin.include_tasks") == "drain.yml")
+    assert private < drain
     uncordon = next(i for i, t in enumerate(tasks) if t.get("ansible.builtin.include_tasks") == "uncordon.yml")
     first_change = next(i for i, t in enumerate(tasks) if "gpufabric.roce.sriov_vf" in t and "check_mode" not in t)
     assert drain < first_change < uncordon == len(tasks) - 1, names

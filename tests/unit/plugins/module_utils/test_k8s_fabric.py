@@ -2,11 +2,12 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Shared clusters (issue 17): a rollout prunes only its own fabric's objects, refuses another's names, adopts an earlier version's."""
 
+import pytest
 from k8s_objects import NS, obj
 
 from ansible_collections.gpufabric.roce.plugins.action.k8s_apply import pending_diffs, with_labels
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_fabric import FABRIC_LABEL, fabric_ownership
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_tools import client_problem, collection_problem, helm_problem, kubeconfig_desc
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_tools import client_problem, collection_problem, helm_problem, kubeconfig_desc, secret_strings
 
 
 def names(refs):
@@ -73,7 +74,27 @@ def test_tool_problems_carry_their_fix():
     unreachable = client_problem("ctl", {"failed": True, "msg": "Invalid kube-config file. No configuration found."}, kubeconfig_desc("/nope"))
     assert unreachable.startswith("ctl: cannot reach the cluster with kubeconfig /nope: Invalid kube-config file")
     assert "network_operator_kubeconfig" in unreachable
-    assert kubeconfig_desc({"users": [{"user": {"token": "s3cr3t"}}]}) == "(content given in network_operator_kubeconfig)"
+    assert kubeconfig_desc({"users": [{"user": {"token": "s3cr3t"}}]}) == "(content given in network_operator_kubeconfig, not shown)"
+    assert kubeconfig_desc("~/.kube/config") == "~/.kube/config"
+
+
+@pytest.mark.parametrize("pasted", [
+    "apiVersion: v1\nusers:\n- user:\n    token: s3cr3t-token\n",  # YAML
+    '{"apiVersion": "v1", "users": [{"user": {"token": "s3cr3t-token"}}]}',  # JSON on one line
+    "YXBpVmVyc2lvbjogdjEKdXNlcnM6Ci0gdXNlcjoKICAgIHRva2VuOiBzM2NyM3QtdG9rZW4K",  # base64
+    "/etc/kube/config\nusers: [{user: {token: s3cr3t-token}}]",  # a path line and then content
+    "admin.conf",  # a relative name: may be anything, shown nowhere
+])
+def test_a_kubeconfig_string_that_is_not_plainly_a_path_is_never_shown(pasted):
+    # Issue 43: k8s_tools quoted a kubeconfig pasted as a string as its "path", token and all.
+    desc = kubeconfig_desc(pasted, "network_operator_kubeconfig")
+    assert pasted not in desc and "s3cr3t" not in desc and "network_operator_kubeconfig" in desc
+    assert "not shown" in client_problem("ctl", {"failed": True, "msg": "Invalid kube-config file."}, desc)
+
+
+def test_secret_strings_are_every_leaf_of_a_kubeconfig():
+    assert secret_strings({"users": [{"user": {"token": "t0k3n", "exec": {"args": ["a1"]}}}], "n": 3}) == {"t0k3n", "a1"}
+    assert secret_strings("apiVersion: v1") == {"apiVersion: v1"} and secret_strings("") == set() and secret_strings(None) == set()
     assert client_problem("ctl", {"resources": []}, "x") is None
     helm = helm_problem("ctl", "helm", {"failed": True, "msg": "[Errno 2] No such file or directory: b'helm'", "rc": 2})
     assert "network_operator_helm_binary" in helm and "No such file" in helm
