@@ -27,7 +27,6 @@ namespace and leaves node2 as it found it.
 
 import json
 import os
-import subprocess
 import sys
 
 import ansible_runner
@@ -97,28 +96,47 @@ PLAYBOOK = """
             path: "{{ __host_network_kubeconfig_dir.path }}"
             state: absent
           delegate_to: localhost
+          check_mode: false
           when: __host_network_kubeconfig_dir.path is defined
 """ % {"ns": NS, "node": NODE}
 
 
-def _run(cluster, tmp_path, vf_reset, *args, **extra_vars):
-    inv = tmp_path / "inventory.yml"
+SECRET_FILE = os.path.join("inventory", "host_vars", "gpu-node2.yml")
+
+
+def _run(cluster, tmp_path, vf_reset, *args, verbosity=0, **extra_vars):
+    """The playbook through ansible-runner (as AWX runs it), with the kubeconfig given as content (a mapping): every
+    run also proves that its token reaches no sink (issue 43) - stdout, the log file, the job events, temporary files."""
+    content = json.loads(cluster.kubeconfig.read_text(encoding="utf-8"))
+    token = content["users"][0]["user"]["token"]
+    assert len(token) >= 32  # random per cluster start: a match can only be a leak
+    root = tmp_path / ("run%d" % len(list(tmp_path.glob("run*"))))
+    (root / "inventory" / "host_vars").mkdir(parents=True)
+    (root / "inventory" / "hosts.yml").write_text(yaml.safe_dump({"all": {"hosts": {"gpu-node2": None}}}))
     host = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable, "roce_node_name": NODE,
-            "host_network_kubeconfig": str(cluster.kubeconfig), "record_kubeconfig": str(cluster.kubeconfig), "host_network_drain_delegate_to": "localhost",
+            "host_network_kubeconfig": content, "record_kubeconfig": str(cluster.kubeconfig), "host_network_drain_delegate_to": "localhost",
             "host_network_drain_timeout": 6, "host_network_drain_poll_interval": 1}
     host.update(extra_vars)
-    inv.write_text(yaml.safe_dump({"all": {"hosts": {"gpu-node2": host}}}))
-    (tmp_path / "drain.yml").write_text(PLAYBOOK)
-    record = tmp_path / "record.json"
-    if record.exists():
-        record.unlink()
-    env = dict(cluster.env, ANSIBLE_COLLECTIONS_PATH=str(REPO / ".build" / "collections"), ANSIBLE_CONFIG=str(REPO / "ansible.cfg"),
-               ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0", PATH="%s:%s" % (VENV_BIN, cluster.env["PATH"]))
-    cmd = [os.path.join(VENV_BIN, "ansible-playbook"), "-i", str(inv), str(tmp_path / "drain.yml"),
-           "-e", json.dumps({"vf_reset": vf_reset, "record": str(record)}), *args]
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, check=False, cwd=str(tmp_path))  # noqa: S603
+    (root / SECRET_FILE).write_text(yaml.safe_dump(host))
+    (root / "project").mkdir()
+    (root / "project" / "drain.yml").write_text(PLAYBOOK)
+    record = root / "record.json"
+    tmp = root / "tmp"
+    tmp.mkdir()
+    env = {"ANSIBLE_COLLECTIONS_PATH": str(REPO / ".build" / "collections"), "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"),
+           "ANSIBLE_NOCOLOR": "1", "ANSIBLE_FORCE_COLOR": "0", "ANSIBLE_LOG_PATH": str(root / "ansible.log"), "TMPDIR": str(tmp),
+           "ANSIBLE_LOCAL_TEMP": str(tmp / "local"), "ANSIBLE_REMOTE_TEMP": str(tmp / "remote"),
+           "PATH": "%s:%s" % (VENV_BIN, cluster.env["PATH"]), "HOME": os.environ.get("HOME", str(root))}
+    result = ansible_runner.run(private_data_dir=str(root), playbook="drain.yml", verbosity=verbosity, quiet=True, envvars=env,
+                                extravars={"vf_reset": vf_reset, "record": str(record)}, cmdline=" ".join(args) or None)
+    with result.stdout as f:
+        stdout = f.read()
+    assert (root / "ansible.log").stat().st_size > 0 and list((root / "artifacts").rglob("job_events/*.json"))
+    assert secret_leaks(root, stdout, token_needles(token), skip=(SECRET_FILE,)) == []
+    assert not list(tmp.rglob("gpufabric-roce-kubeconfig.*"))  # the private file is gone, also after a failure
     seen = json.loads(record.read_text()) if record.exists() else None
-    return proc.returncode, " ".join((proc.stdout + proc.stderr).split()), seen
+    ran = [e["event_data"].get("task") for e in result.events if e.get("event") == "runner_on_ok"]
+    return result.rc, " ".join(stdout.split()), seen, ran
 
 
 def _node(cluster):
@@ -161,7 +179,7 @@ def test_drain_around_a_vf_reset(workload, tmp_path):
     assert len(pods) == 2
 
     # Check mode: reported, nothing touched.
-    rc, out, _seen = _run(cluster, tmp_path, True, "--check")
+    rc, out, _seen, _ran = _run(cluster, tmp_path, True, "--check")
     assert rc == 0, out[-6000:]
     assert "an apply run first cordons and drains node %s" % NODE in out
     assert not _node(cluster)["spec"].get("unschedulable") and _pods_on_node(cluster) == pods
@@ -172,7 +190,7 @@ def test_drain_around_a_vf_reset(workload, tmp_path):
         "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": "trainer"}}}})
     wait_for("the budget's status (disruption controller)", lambda: (cluster.kube.get(_kube.path(
         "policy", "v1", "poddisruptionbudgets", namespace=NS, name="trainer")).get("status") or {}).get("currentHealthy") == 2, timeout=120)
-    rc, out, seen = _run(cluster, tmp_path, True)
+    rc, out, seen, _ran = _run(cluster, tmp_path, True)
     assert rc != 0 and seen is None, out[-6000:]  # stopped before the change
     assert "gpu-node2: draining node %s before its VF reset failed" % NODE in out, out[-6000:]
     assert "disruption budget" in out and "The VFs were not changed" in out
@@ -183,14 +201,14 @@ def test_drain_around_a_vf_reset(workload, tmp_path):
     assert _pods_on_node(cluster) == pods  # nothing evicted
 
     # A later run without a reset undoes this role's cordon.
-    rc, out, seen = _run(cluster, tmp_path, False)
+    rc, out, seen, _ran = _run(cluster, tmp_path, False)
     assert rc == 0, out[-6000:]
     node = _node(cluster)
     assert not node["spec"].get("unschedulable") and LABEL not in node["metadata"].get("labels", {})
 
     # Without the budget: drained, cordoned during the change, uncordoned after.
     cluster.kube.delete(_kube.path("policy", "v1", "poddisruptionbudgets", namespace=NS, name="trainer"))
-    rc, out, seen = _run(cluster, tmp_path, True)
+    rc, out, seen, _ran = _run(cluster, tmp_path, True)
     assert rc == 0, out[-6000:]
     during = {p["metadata"]["name"]: p for p in seen["pods"]}
     assert not set(pods) & set(during), "evicted pods still there during the change: %s" % sorted(during)
@@ -203,7 +221,7 @@ def test_drain_around_a_vf_reset(workload, tmp_path):
 def test_an_admins_cordon_is_left_in_place(workload, tmp_path):
     cluster = workload
     cluster.kube.patch(_kube.path("", "v1", "nodes", name=NODE), {"spec": {"unschedulable": True}})
-    rc, out, seen = _run(cluster, tmp_path, True)
+    rc, out, seen, _ran = _run(cluster, tmp_path, True)
     assert rc == 0, out[-6000:]
     assert not any(p["spec"].get("nodeName") == NODE for p in seen["pods"])  # drained all the same
     node = _node(cluster)
@@ -211,7 +229,7 @@ def test_an_admins_cordon_is_left_in_place(workload, tmp_path):
 
 
 def test_a_host_that_is_no_kubernetes_node_is_refused_before_its_vfs_change(cluster, tmp_path):
-    rc, out, seen = _run(cluster, tmp_path, True, roce_node_name="gpu-node-9")
+    rc, out, seen, _ran = _run(cluster, tmp_path, True, roce_node_name="gpu-node-9")
     assert rc != 0 and seen is None
     assert 'gpu-node2: roce_node_name="gpu-node-9": no such node in the cluster' in out, out[-4000:]
     assert "set host_network_drain: false" in out
@@ -222,7 +240,7 @@ def test_a_pod_no_controller_recreates_stops_the_drain_unless_forced(workload, t
     cluster.kube.create(_kube.path("", "v1", "pods", namespace=NS), {
         "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "scratch", "namespace": NS},
         "spec": {"nodeName": NODE, "containers": [{"name": "c", "image": "registry.example/scratch:1"}]}})
-    rc, out, seen = _run(cluster, tmp_path, True)
+    rc, out, seen, _ran = _run(cluster, tmp_path, True)
     assert rc != 0 and seen is None, out[-6000:]
     assert "cannot delete Pods not managed by ReplicationController" in out and "%s/scratch" % NS in out
     assert "k8s_drain refused before evicting anything and undid its cordon" in out
@@ -230,53 +248,21 @@ def test_a_pod_no_controller_recreates_stops_the_drain_unless_forced(workload, t
     assert "scratch" in _pods_on_node(cluster) and len(_pods_on_node(cluster)) == 3
     assert not _node(cluster)["spec"].get("unschedulable")
     # Forced: drained, the bare pod gone for good; label and cordon undone after.
-    rc, out, seen = _run(cluster, tmp_path, True, host_network_drain_force=True)
+    rc, out, seen, _ran = _run(cluster, tmp_path, True, host_network_drain_force=True)
     assert rc == 0, out[-6000:]
     assert "scratch" not in {p["metadata"]["name"] for p in seen["pods"]}
     node = _node(cluster)
     assert not node["spec"].get("unschedulable") and LABEL not in node["metadata"].get("labels", {})
 
 
-@pytest.mark.parametrize("verbosity", [0, 3])
-def test_a_kubeconfig_given_as_content_reaches_no_sink(cluster, tmp_path, verbosity):
-    # Issue 43: the drain's cluster tasks got the mapping itself, and a failed one carried it in its result. Through
-    # ansible-runner as AWX runs it: a drain that works (cordon, evict nothing, uncordon) and one that fails at its
-    # first cluster task (a context the kubeconfig lacks). The token must be in no sink, and the private file gone.
-    content = json.loads(cluster.kubeconfig.read_text(encoding="utf-8"))
-    token = content["users"][0]["user"]["token"]
-    assert len(token) >= 32  # random per cluster start: a match can only be a leak
-    secret_file = os.path.join("inventory", "host_vars", "gpu-node2.yml")
-    for run, extra in (("works", {}), ("fails", {"host_network_kube_context": "no-such-context"})):
-        root = tmp_path / run
-        (root / "inventory" / "host_vars").mkdir(parents=True)
-        (root / "inventory" / "hosts.yml").write_text(yaml.safe_dump({"all": {"hosts": {"gpu-node2": None}}}))
-        (root / secret_file).write_text(yaml.safe_dump(dict({
-            "ansible_connection": "local", "ansible_python_interpreter": sys.executable, "roce_node_name": NODE,
-            "host_network_kubeconfig": content, "record_kubeconfig": str(cluster.kubeconfig),
-            "host_network_drain_delegate_to": "localhost", "host_network_drain_timeout": 6, "host_network_drain_poll_interval": 1,
-        }, **extra)))
-        (root / "project").mkdir()
-        (root / "project" / "drain.yml").write_text(PLAYBOOK)
-        tmp = root / "tmp"
-        tmp.mkdir()
-        env = {"ANSIBLE_COLLECTIONS_PATH": str(REPO / ".build" / "collections"), "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"),
-               "ANSIBLE_LOG_PATH": str(root / "ansible.log"), "TMPDIR": str(tmp), "ANSIBLE_LOCAL_TEMP": str(tmp / "local"),
-               "ANSIBLE_REMOTE_TEMP": str(tmp / "remote"), "PATH": "%s:%s" % (VENV_BIN, cluster.env["PATH"]),
-               "HOME": os.environ.get("HOME", str(root))}
-        result = ansible_runner.run(private_data_dir=str(root), playbook="drain.yml", verbosity=verbosity, quiet=True, envvars=env,
-                                    extravars={"vf_reset": True, "record": str(root / "record.json")})
-        with result.stdout as f:
-            stdout = f.read()
-        flat = " ".join(stdout.split())
-        if run == "works":
-            assert result.status == "successful", stdout[-6000:]
-            # The drain's cluster tasks got the private file's path: the mapping was written to it first.
-            ran = [e["event_data"].get("task") for e in result.events if e.get("event") == "runner_on_ok"]
-            assert "Kubeconfig | write it (mode 0600)" in ran and "Uncordon | remove the label of this role's cordon" in ran, ran
-            assert not _node(cluster)["spec"].get("unschedulable")
-        else:
-            assert result.status == "failed", stdout[-6000:]
-            assert "no-such-context" in flat, stdout[-4000:]  # the cause is told
-        assert (root / "ansible.log").stat().st_size > 0 and list((root / "artifacts").rglob("job_events/*.json"))
-        assert secret_leaks(root, stdout, token_needles(token), skip=(secret_file,)) == [], run
-        assert not list(tmp.rglob("gpufabric-roce-kubeconfig.*")), run
+def test_a_kubeconfig_given_as_content_reaches_no_sink_at_vvv(cluster, tmp_path):
+    # Issue 43: the drain's cluster tasks got the mapping itself. Every run above gives the kubeconfig as content at
+    # default verbosity and checks every sink (_run); here -vvv, a drain that works (cordon, evict nothing, uncordon)
+    # and one that fails at its first cluster task (a context the kubeconfig lacks), which must still tell the cause.
+    rc, out, _seen, ran = _run(cluster, tmp_path, True, verbosity=3)
+    assert rc == 0, out[-6000:]
+    # The cluster tasks got the private file's path: the mapping was written to it first.
+    assert "Kubeconfig | write it (mode 0600)" in ran and "Uncordon | remove the label of this role's cordon" in ran, ran
+    assert not _node(cluster)["spec"].get("unschedulable")
+    rc, out, _seen, _ran = _run(cluster, tmp_path, True, verbosity=3, host_network_kube_context="no-such-context")
+    assert rc != 0 and "no-such-context" in out, out[-4000:]
