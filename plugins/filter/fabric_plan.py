@@ -25,9 +25,20 @@ def fabric_plan(hostvars, nodes=None, complete=None, awx_job_id=None):
         raise AnsibleFilterError(str(exc)) from exc
 
 
-def fabric_plan_read(data, run_hosts, source='roce_plan'):
+def fabric_plan_read(data, run_hosts, source=None, hostvars=None):
     try:
-        return fp.check_plan(_plain(data), list(run_hosts or []), '%s' % source)
+        data = _plain(data)
+        if isinstance(data, str):
+            # The path roce_plan names: read here, so that a file that is no plan is refused naming it.
+            source, data = data, fp.load(data)
+        table_of = None
+        if hostvars is not None:
+            rows = _view(hostvars)
+
+            def table_of(nodes, positions):
+                return fabric_table(rows, nodes, positions)
+
+        return fp.check_plan(data, [str(h) for h in run_hosts or []], '%s' % (source or 'roce_plan'), table_of)
     except GpufabricError as exc:
         raise AnsibleFilterError(str(exc)) from exc
 

@@ -123,6 +123,10 @@ _NOT_UNICAST = tuple((ipaddress.ip_network(net), what) for net, what in (
 IPV6_UNSUPPORTED = ('IPv6 pod subnets are not supported yet: the VLAN gateways forward IPv4 only, so pods on different nodes '
                     'could not reach each other')
 POD_SUBNET_EXAMPLE = 'a subnet of a private IPv4 range (10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16)'
+# The fabric's MTU (gateways and VFs alike): the kernel's minimum for IPv4 (RFC 791: every host must accept 68-byte
+# datagrams; the node module refuses less), and the largest the sriov-network-operator webhook accepts.
+MTU_MIN = 68
+MTU_MAX = 9978
 
 
 # As integer ranges: ipaddress' overlaps() was a third of the fabric plan's own time at 10,000 nodes x 8 rails.

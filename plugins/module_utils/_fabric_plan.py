@@ -8,8 +8,13 @@ MTU, subnet, gateway; per rail also the VF count, the PF whose VFs are made and 
 
 - ``complete``: whether the run that computed it saw the whole fabric. Only a complete plan lets a node's
   gateway remove routes its plan does not list (``purge_routes``); an incomplete one only adds routes.
-- ``nodes`` and ``fingerprint``: the node count and the sha256 of the table, so that a run reading the
-  plan can name the plan it read.
+- ``nodes``, ``order`` and ``fingerprint``: the node count, the nodes in roce_nodes order (the routes' order) and the
+  sha256 of all of the plan but the fingerprint (``complete`` included), so that a plan changed by hand or cut short is
+  refused, not half used.
+
+A plan read back (``check_plan``: ``roce_plan``) is trusted no more than the inventory: its table goes through the
+rules that made it (``_pod_network.fabric_table``, from the variables that give it), and this run's own nodes must
+still have the variables that give their entries (``drift``).
 
 A node's slice (``node_slice``) is its gateways with their routes, derived from the table: routes are
 kept by reference (each rail's subnets and gateways once), not inline, because N nodes x N routes is
@@ -30,14 +35,26 @@ __metaclass__ = type  # noqa: UP001
 import copy
 import hashlib
 import json
+import os
+import re
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError, parse_bool
-from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import FabricErrors, gateway_args_list, is_fabric_table, rail_entries, route_to
+from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError, parse_bool, shown_value
+from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import (
+    FabricErrors,
+    fabric_table,
+    gateway_args_list,
+    is_fabric_table,
+    rail_entries,
+    route_to,
+)
 from ansible_collections.gpufabric.roce.plugins.module_utils._rails import SHORTHAND_FIELDS
 from ansible_collections.gpufabric.roce.plugins.module_utils._route_ranges import compress, without
 
 PLAN_KIND = 'gpufabric.roce/fabric-plan'
-PLAN_VERSION = 1
+# 2: the fingerprint covers the whole plan (1 covered the table only, not complete or order).
+PLAN_VERSION = 2
+# A plan's keys. The text also carries INDEX and a plan read back READ_FROM, both derived, never trusted nor covered.
+PLAN_KEYS = ('kind', 'version', 'complete', 'nodes', 'order', 'fingerprint', 'fabric')
 PLAN_COMMAND = ('ansible-playbook -i <the whole inventory> playbooks/site.yml --tags never -e roce_plan_out=<file> '
                 '-e roce_inventory_complete=true')
 PLAN_FIX = 'write the plan again with this collection: ' + PLAN_COMMAND
@@ -58,23 +75,27 @@ def _bool(value):
                          'set roce_inventory_complete to true (the inventory has every node of the fabric) or false')
 
 
-def fingerprint(table):
-    # Sorted keys: a plan passed through AWX's artifacts may come back with its mappings reordered.
-    return hashlib.sha256(json.dumps(table, sort_keys=True, separators=(',', ':')).encode('utf-8')).hexdigest()
+def fingerprint(plan):
+    """sha256 of every key of PLAN_KEYS but the fingerprint. Sorted keys: a plan passed through AWX's artifacts may come
+    back with its mappings reordered; the nodes' order is ``order``, a list, which is covered as it is."""
+    covered = {k: plan.get(k) for k in PLAN_KEYS if k != 'fingerprint'}
+    return hashlib.sha256(json.dumps(covered, sort_keys=True, separators=(',', ':'), default=str).encode('utf-8')).hexdigest()
 
 
 def build_plan(table, complete):
     """The plan of a validated ``fabric_table``."""
-    return {
+    plan = {
         'kind': PLAN_KIND,
         'version': PLAN_VERSION,
         'complete': bool(complete),
         'nodes': len(table['nodes']),
         # The nodes' order is the routes' order; kept as a list, which no JSON store reorders.
         'order': list(table['nodes']),
-        'fingerprint': fingerprint(table),
+        'fingerprint': None,
         'fabric': table,
     }
+    plan['fingerprint'] = fingerprint(plan)
+    return plan
 
 
 INDEX = 'route_index'
@@ -112,24 +133,229 @@ def _listed(names):
     return ', '.join(names[:10]) + (' (and %d more)' % (len(names) - 10) if len(names) > 10 else '')
 
 
-def check_plan(data, run_hosts, source='roce_plan'):
-    """``data`` as a plan this run can use: its kind and version known, its table intact, and every host
-    of ``run_hosts`` (the roce_nodes of this run) in it. Nodes of the plan absent from the run are fine."""
+def load(path):
+    """The document in the plan file ``path`` (roce_plan), parsed. A file that cannot be one (missing, a directory, empty,
+    cut short) is refused naming the path, not with the JSON parser's bare message or in a later phase."""
+    problem = None
+    fix = ('give roce_plan the absolute path of the file roce_plan_out wrote, on the controller (where ansible-playbook runs); '
+           'to make one: ' + PLAN_COMMAND)
+    if not os.path.exists(path):
+        problem = 'does not exist on the controller'
+    elif os.path.isdir(path):
+        problem = 'is a directory, not a plan file'
+    elif not os.path.isfile(path):
+        problem = 'is not a regular file'
+    else:
+        try:
+            with open(path, 'rb') as fh:
+                raw = fh.read()
+        except OSError as exc:
+            raise GpufabricError('all roce_nodes', 'roce_plan', path, 'cannot be read: %s' % (exc.strerror or exc),
+                                 'let the user ansible-playbook runs as read it, or ' + fix) from None
+        fix = PLAN_FIX
+        if not raw.strip():
+            problem = 'is empty (a write that was cut short, or not the file roce_plan_out wrote)'
+        else:
+            try:
+                return json.loads(raw.decode('utf-8'))
+            except UnicodeDecodeError:
+                problem = 'is not UTF-8 text, so not a plan file'
+            except ValueError as exc:
+                # The parser's message names a position only, never the text.
+                problem = 'is not JSON (cut short, or not the file roce_plan_out wrote): %s' % exc
+    raise GpufabricError('all roce_nodes', 'roce_plan', path, problem, fix)
+
+
+def _refusal(source, problem, host='all roce_nodes', fix=PLAN_FIX):
+    return GpufabricError(host, 'roce_plan', source, problem, fix)
+
+
+def _check_head(data, source):
+    """Everything of a plan but its table's content: kind, version, keys, fingerprint, types, node list and order."""
     if not is_plan(data):
         kind = data.get('kind') if isinstance(data, dict) else type(data).__name__
-        raise GpufabricError('all roce_nodes', 'roce_plan', source, 'is not a fabric plan (kind %r, expected %r)' % (kind, PLAN_KIND),
-                             'give roce_plan the path of a file written by roce_plan_out, or the plan itself (the roce_plan '
-                             'artifact of the planning job); %s' % PLAN_FIX)
-    if data.get('version') != PLAN_VERSION:
-        raise GpufabricError('all roce_nodes', 'roce_plan', source, 'has plan version %r; this collection reads version %d'
-                             % (data.get('version'), PLAN_VERSION), PLAN_FIX)
-    table = data.get('fabric')
-    if not is_fabric_table(table) or data.get('fingerprint') != fingerprint(table):
-        raise GpufabricError('all roce_nodes', 'roce_plan', source, 'is damaged: its fabric does not match its fingerprint '
-                             '(edited by hand or truncated)', PLAN_FIX)
-    order = data.get('order')
-    if not isinstance(order, list) or sorted(order) != sorted(table['nodes']):
-        raise GpufabricError('all roce_nodes', 'roce_plan', source, 'is damaged: its node order does not list its nodes', PLAN_FIX)
+        raise _refusal(source, 'is not a fabric plan (kind %r, expected %r)' % (kind, PLAN_KIND),
+                       fix='give roce_plan the path of a file written by roce_plan_out, or the plan itself (the roce_plan '
+                       'artifact of the planning job); %s' % PLAN_FIX)
+    version = data.get('version')
+    if version != PLAN_VERSION:
+        known = isinstance(version, int) and not isinstance(version, bool)
+        if known and version < PLAN_VERSION:
+            raise _refusal(source, 'was written by an older version of this collection (plan version %d; this one reads version %d, '
+                           'whose fingerprint covers the whole plan)' % (version, PLAN_VERSION),
+                           fix='write it again with roce_plan_out: ' + PLAN_COMMAND)
+        if known:
+            raise _refusal(source, 'was written by a newer version of this collection (plan version %d; this one reads version %d)'
+                           % (version, PLAN_VERSION), fix='read it with the collection that wrote it, or ' + PLAN_FIX)
+        raise _refusal(source, 'has plan version %s; this collection reads version %d' % (shown_value(version), PLAN_VERSION))
+    missing = [k for k in PLAN_KEYS if k not in data]
+    if missing:
+        raise _refusal(source, 'is damaged: it has no %s' % ', '.join(missing))
+    unknown = sorted('%s' % k for k in data if k not in PLAN_KEYS and k not in (INDEX, READ_FROM))
+    if unknown:
+        raise _refusal(source, 'is damaged: it has key(s) a plan does not have: %s' % ', '.join(unknown))
+    if data['fingerprint'] != fingerprint(data):
+        raise _refusal(source, 'is damaged: its content does not match its fingerprint (edited by hand or cut short)')
+    # The fingerprint matches: what follows was written as it is, by hand (the fingerprint computed again) or by a bug.
+    if not isinstance(data['complete'], bool):
+        raise _refusal(source, 'is damaged: its complete is %s, not true or false' % shown_value(data['complete']))
+    table, order = data['fabric'], data['order']
+    if not is_fabric_table(table):
+        raise _refusal(source, 'is damaged: its fabric is not a fabric table (kind vlan_gateway_fabric, with nodes)')
+    if not isinstance(order, list) or not all(isinstance(n, str) for n in order) or len(set(order)) != len(order) \
+            or len(order) != len(table['nodes']) or any(n not in table['nodes'] for n in order):
+        raise _refusal(source, 'is damaged: its node order does not list each of its nodes once')
+    nodes = data['nodes']
+    if isinstance(nodes, bool) or nodes != len(order):
+        raise _refusal(source, 'is damaged: its node count is %s, but it has %d nodes' % (shown_value(nodes), len(order)))
+
+
+# A table key as a plan names it, from the inventory variable the rules name (check_table reads the table as variables).
+_PLAN_KEY = {'roce_pf': 'pf', 'roce_vlan_id': 'vlan_id', 'roce_mtu': 'mtu', 'roce_pod_subnet': 'subnet', 'roce_pod_gateway': 'gateway',
+             'roce_qos': 'qos', 'roce_rails': 'rails', 'roce_num_vfs': 'num_vfs', 'roce_sriov_pf': 'sriov_pf'}
+_RAIL_KEY = {'vlan': 'vlan_id', 'name': 'rail'}
+_VARIABLE_RE = re.compile(r'\broce_rails\[([^\]]*)\]\.(\w+)|\b(%s)\b' % '|'.join(sorted(_PLAN_KEY, key=len, reverse=True)))
+
+
+def _plan_words(text):
+    """``text`` (a field or a problem of the rules) in the words of a plan: ``roce_rails[rail0].vlan`` is ``rails[rail0].vlan_id``."""
+    def word(m):
+        if m.group(3):
+            return _PLAN_KEY[m.group(3)]
+        return 'rails[%s].%s' % (m.group(1), _RAIL_KEY.get(m.group(2), m.group(2)))
+    return _VARIABLE_RE.sub(word, '%s' % text)
+
+
+def _as_variables(table, order, source):
+    """The inventory variables that give ``table``'s nodes, each value as the table has it: what fabric_table reads to make
+    the table again. A rail's QoS profile sits on the rail, over a cluster QoS that is off, so that a rail without one has
+    none. Returns (variables, errors): errors for entries whose shape no variable can have."""
+    profiles = table.get('qos_profiles', [])
+    if not isinstance(profiles, list) or not all(isinstance(p, dict) for p in profiles):
+        raise _refusal(source, 'is invalid: its fabric\'s qos_profiles is not a list of QoS settings')
+    out, errors = {}, []
+
+    def profile(node, field, entry):
+        index = entry.get('qos')
+        if index is None:
+            return None
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(profiles):
+            errors.append(_refusal(source, 'is invalid: the node\'s %s=%s names no entry of the fabric\'s qos_profiles (%d)'
+                                   % (field, shown_value(index), len(profiles)), host=node))
+            return None
+        return profiles[index]
+
+    for node in order:
+        entry = table['nodes'][node]
+        if not isinstance(entry, dict):
+            errors.append(_refusal(source, 'is invalid: the node\'s entry is not a mapping', host=node))
+            continue
+        if 'rails' not in entry:
+            hv = {'roce_pf': entry.get('pf'), 'roce_vlan_id': entry.get('vlan_id'), 'roce_mtu': entry.get('mtu'),
+                  'roce_pod_subnet': entry.get('subnet'), 'roce_pod_gateway': entry.get('gateway')}
+            qos = profile(node, 'qos', entry)
+            if qos is not None:
+                hv['roce_qos'] = qos
+            out[node] = hv
+            continue
+        rails = entry['rails']
+        if not isinstance(rails, list) or not rails or not all(isinstance(r, dict) for r in rails):
+            errors.append(_refusal(source, 'is invalid: the node\'s rails is not a list of rail entries', host=node))
+            continue
+        roce_rails = []
+        for r in rails:
+            rail = {'name': r.get('rail'), 'pf': r.get('pf'), 'vlan': r.get('vlan_id'), 'mtu': r.get('mtu'), 'subnet': r.get('subnet'),
+                    'gateway': r.get('gateway'), 'num_vfs': r.get('num_vfs'), 'sriov_pf': r.get('sriov_pf'), 'vfs': r.get('vfs')}
+            qos = profile(node, 'rails[%s].qos' % r.get('rail'), r)
+            if qos is not None:
+                rail['qos'] = dict(qos, enabled=True)
+            roce_rails.append({k: v for k, v in rail.items() if v is not None})
+        out[node] = {'roce_rails': roce_rails, 'roce_qos': {'enabled': False}}
+    return out, errors
+
+
+def _entry_difference(have, want):
+    """Where a node's entry in the plan (``have``) differs from the one the rules make of its values (``want``)."""
+    have_rails, want_rails = list(rail_entries(have)), list(rail_entries(want))
+    for h, w in zip(have_rails, want_rails):
+        where = 'rails[%s].' % h['rail'] if h['rail'] else ''
+        for key in sorted(set(h) | set(w)):
+            if key == 'rail' or h.get(key) == w.get(key):
+                continue
+            if key not in h:
+                return 'has no %s%s' % (where, key)
+            if key not in w:
+                return 'has %s%s, which a plan does not have' % (where, key)
+            return 'has %s%s=%s where the rules make %s of it' % (where, key, shown_value(h[key]), shown_value(w[key]))
+    return 'has an entry the rules do not make of its values'
+
+
+def _rule_problem(error):
+    """A problem the rules found in a table entry read as variables, in the words of the plan."""
+    field = _plan_words(error.field)
+    if error.value is None and error.problem.startswith('is not set'):
+        return 'is invalid: the node\'s entry has no %s' % field
+    return 'is invalid: the node\'s %s=%s: %s' % (field, shown_value(error.value), _plan_words(error.problem))
+
+
+def check_table(table, order, source):
+    """Refuse a plan's table that the rules of a computed plan would not have made: its entries are read as the
+    variables that give them and validated by ``fabric_table``, once for every node, and what it makes of them must
+    be the table itself (no key missing, none added, every value as the rules write it)."""
+    variables, errors = _as_variables(table, order, source)
+    if errors:
+        _raise(errors, source)
+    try:
+        made = fabric_table(variables, order)
+    except GpufabricError as exc:
+        _raise([_refusal(source, _rule_problem(e), host=e.host) for e in getattr(exc, 'errors', [exc])], source)
+    if made == table:
+        return
+    for key in sorted(set(table) | set(made)):
+        if key != 'nodes' and table.get(key) != made.get(key):
+            raise _refusal(source, 'is invalid: its fabric\'s %s is %s where the rules make %s of its nodes'
+                           % (key, shown_value(table.get(key)), shown_value(made.get(key))))
+    _raise([_refusal(source, 'is invalid: the node\'s entry %s' % _entry_difference(table['nodes'][n], made['nodes'][n]), host=n)
+            for n in order if table['nodes'][n] != made['nodes'][n]], source)
+
+
+def grouped(errors):
+    """One error per distinct problem, naming every node that has it: a value edited, or changed in group_vars, on
+    every node is one line, not one per node."""
+    groups = {}
+    for e in errors:
+        key = (e.field, json.dumps(e.value, sort_keys=True, default=str), e.problem, e.fix)
+        groups.setdefault(key, []).append(e)
+    out = []
+    for same in groups.values():
+        first, hosts = same[0], [e.host for e in same]
+        if len(hosts) == 1:
+            out.append(first)
+            continue
+        who = '%s (and %d other node%s: %s%s)' % (hosts[0], len(hosts) - 1, '' if len(hosts) == 2 else 's', ', '.join(hosts[1:4]),
+                                                  ', ...' if len(hosts) > 4 else '')
+        out.append(GpufabricError(who, first.field, first.value, first.problem, first.fix))
+    return out
+
+
+def _raise(errors, source=None):
+    errors = grouped(errors)
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise FabricErrors(errors, 'the plan read from %s' % source if source is not None else 'the pod network of the nodes')
+
+
+def check_plan(data, run_hosts, source='roce_plan', table_of=None):
+    """``data`` as a plan this run can use: its kind and version known, intact (its fingerprint covers all of it), its
+    table one the rules of a computed plan make (``check_table``), and every host of ``run_hosts`` (the roce_nodes of
+    this run) in it. Nodes of the plan absent from the run are fine.
+
+    ``table_of(nodes, positions)``: the fabric table this run's variables give ``nodes`` (each at its place in the plan's
+    order, which is what its roce_node_index defaults to); when given, those nodes' entries must be the plan's: a plan
+    the inventory has moved on from would configure the host phases with the old values (``drift``)."""
+    _check_head(data, source)
+    table, order = data['fabric'], data['order']
     if list(table['nodes']) != order:
         table = dict(table, nodes={n: table['nodes'][n] for n in order})
         data = dict(data, fabric=table)
@@ -139,6 +365,23 @@ def check_plan(data, run_hosts, source='roce_plan'):
                              % (_listed(missing), len(table['nodes'])),
                              'plan again from an inventory that has these nodes, or remove them from this run (--limit); '
                              + PLAN_FIX)
+    if table_of is None:
+        check_table(table, order, source)
+        return dict(data, **{READ_FROM: source})
+    mine = set(run_hosts)
+    hosts = [n for n in order if n in mine]
+    try:
+        current = table_of(hosts, {n: i for i, n in enumerate(order) if n in mine})
+    except GpufabricError:
+        check_table(table, order, source)  # a plan that is wrong too is named first: the fix is to write it again
+        raise
+    # A run of every node of the plan whose variables give the plan's table: the rules made it, no second pass needed.
+    if len(hosts) < len(order) or current != table:
+        check_table(table, order, source)
+        errors = drift(dict(table, nodes={n: table['nodes'][n] for n in hosts}), current, source,
+                       'which the host phases of this run would configure the node with, not with this value')
+        if errors:
+            _raise(errors)
     return dict(data, **{READ_FROM: source})
 
 
@@ -241,7 +484,7 @@ def check_whole_fabric(plan, hosts, table_of, declared=None):
                              'prune their SR-IOV objects' % (len(missing), _listed(missing)), SLICE_FIX)
     errors = drift(plan['fabric'], table_of(plan['order']), source)
     if errors:
-        raise errors[0] if len(errors) == 1 else FabricErrors(errors)
+        _raise(errors)
 
 
 def _resolved(table, entry):
@@ -251,8 +494,9 @@ def _resolved(table, entry):
     return dict(entry, qos=table.get('qos_profiles', [])[entry['qos']])
 
 
-def drift(planned, current, source):
-    """GpufabricErrors, one per node and field, where ``current`` (this run's table) differs from ``planned``."""
+def drift(planned, current, source, why='which the host phases configured the node with'):
+    """GpufabricErrors, one per node and field, where ``current`` (this run's table) differs from ``planned``; ``why``
+    the difference matters."""
     errors = []
     fix = ('write the plan again from this inventory and run the host phases with it (%s), or set the value back to the '
            'planned one' % PLAN_COMMAND)
@@ -273,6 +517,6 @@ def drift(planned, current, source):
             w, h = _resolved(planned, planned_rail), _resolved(current, current_rail)
             for key in sorted(set(w) | set(h)):
                 if key != 'rail' and w.get(key) != h.get(key):
-                    errors.append(GpufabricError(node, _field(w['rail'], key), h.get(key), 'differs from the plan read from %s (%s), which '
-                                                 'the host phases configured the node with' % (source, json.dumps(w.get(key))), fix))
+                    errors.append(GpufabricError(node, _field(w['rail'], key), h.get(key), 'differs from the plan read from %s (%s), %s'
+                                                 % (source, json.dumps(w.get(key)), why), fix))
     return errors

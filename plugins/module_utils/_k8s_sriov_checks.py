@@ -16,6 +16,7 @@ host ``(cluster)`` stands for the cluster-wide settings. Applying any one altern
 
 import re
 
+from ansible_collections.gpufabric.roce.plugins.module_utils._common import MTU_MAX, MTU_MIN
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import (
     LABEL_KEY_RE,
     LABEL_VALUE_RE,
@@ -420,12 +421,6 @@ def check_range_ends(errs, host, fields, pol, *, ranges, num_vfs, need):
         )
         ok = False
     return ok
-
-
-# The kernel's minimum MTU for IPv4 (RFC 791: every host must accept 68-byte datagrams; the node module
-# refuses less), and the largest the sriov-network-operator webhook accepts.
-MTU_MIN = 68
-MTU_MAX = 9978
 
 
 def check_policy(errs, host, fields, pol):

@@ -16,6 +16,8 @@ import ipaddress
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import (
     IPV6_UNSUPPORTED,
+    MTU_MAX,
+    MTU_MIN,
     POD_SUBNET_EXAMPLE,
     GpufabricError,
     check_ifname,
@@ -33,16 +35,17 @@ MAX_LISTED = 20
 
 
 class FabricErrors(GpufabricError):
-    """Several nodes are wrong: one line per problem, each naming host, field, value and fix."""
+    """Several nodes are wrong: one line per problem, each naming host, field, value and fix. ``where``: what the
+    problems are in, for the first line."""
 
-    def __init__(self, errors):
+    def __init__(self, errors, where='the pod network of the nodes'):
         first = errors[0]
         super(FabricErrors, self).__init__(first.host, first.field, first.value, first.problem, first.fix)
         self.errors = list(errors)
         lines = ['%s' % e for e in errors[:MAX_LISTED]]
         if len(errors) > MAX_LISTED:
             lines.append('... and %d more problems of the same kinds' % (len(errors) - MAX_LISTED))
-        self.args = ('%d problems in the pod network of the nodes:\n%s' % (len(errors), '\n'.join(lines)),)
+        self.args = ('%d problems in %s:\n%s' % (len(errors), where, '\n'.join(lines)),)
 
 
 def _raise(errors):
@@ -89,6 +92,10 @@ def node_fabric(hostvars, host, subnet_fix=SUBNET_FIX):
         mtu = int(raw_mtu)
     except (TypeError, ValueError):
         raise GpufabricError(host, 'roce_mtu', raw_mtu, 'is not an integer', 'set roce_mtu to the MTU of the VFs and gateway, e.g. 9000') from None
+    if not MTU_MIN <= mtu <= MTU_MAX:
+        # The SR-IOV render's rule (the VFs share the MTU): here too, so that a plan read back (roce_plan) is held to it.
+        raise GpufabricError(host, 'roce_mtu', raw_mtu, 'must be between %d and %d (bytes)' % (MTU_MIN, MTU_MAX),
+                             'set roce_mtu to the VF MTU, e.g. 9000 (must not exceed the PF MTU)')
     raw_subnet = _get(hostvars, host, 'roce_pod_subnet')
     if raw_subnet is None:
         raise GpufabricError(host, 'roce_pod_subnet', None, 'is not set', "set roce_pod_subnet to this node's pod subnet, e.g. 10.255.0.0/30")
@@ -194,8 +201,16 @@ def node_rail_fabric(hostvars, host, position, qos_cache=None):
         except GpufabricError as exc:
             errors.append(GpufabricError(host, rail_field(rail['name'], exc.field), exc.value, exc.problem, exc.fix))
             continue
+        num_vfs = rail.get('num_vfs')
+        if isinstance(num_vfs, bool) or not (isinstance(num_vfs, int) or (isinstance(num_vfs, str) and num_vfs.isascii() and num_vfs.isdigit())) \
+                or int(num_vfs) < 0:
+            # sriov_vf creates this many VFs in host mode: refused here, not first on the node.
+            errors.append(GpufabricError(host, rail_field(rail['name'], 'roce_num_vfs'), num_vfs, 'is not a VF count (a whole number, 0 or more)',
+                                         'set num_vfs of rail %s (roce_rails, or roce_rail_overrides.%s.num_vfs for this node) or roce_num_vfs '
+                                         'to the number of VFs, e.g. 8' % (rail['name'], rail['name'])))
+            continue
         f['rail'] = rail['name']
-        f['num_vfs'] = rail.get('num_vfs')
+        f['num_vfs'] = num_vfs
         # The PF whose VFs sriov_vf makes in host mode, when it is not the gateway's (the lab's netdevsim).
         f['sriov_pf'] = rail.get('sriov_pf') or f['pf']
         if rail.get('vfs'):
@@ -326,18 +341,19 @@ def _mixed_family(errors, nodes, fabric, rails):
         e.problem, _with_others(v4), ref), e.fix) if IPV6_UNSUPPORTED in e.problem else e for e in errors]
 
 
-def fabric_table(hostvars, nodes=None):
+def fabric_table(hostvars, nodes=None, positions=None):
     """Validate the pod network of every node once; the result is what each node's plan reads.
 
     ``hostvars``: mapping host -> variables (Ansible's ``hostvars``); ``nodes``: the hosts of group
-    roce_nodes (default: every key of ``hostvars``). Raises GpufabricError (one problem) or
-    FabricErrors (several, one line each). Returns JSON-friendly data:
+    roce_nodes (default: every key of ``hostvars``); ``positions``: each node's place in roce_nodes (its default
+    roce_node_index) when ``nodes`` is part of the group only (default: its place in ``nodes``). Raises GpufabricError
+    (one problem) or FabricErrors (several, one line each). Returns JSON-friendly data:
     ``{'kind': 'vlan_gateway_fabric', 'vlan_id': 100, 'nodes': {host: {pf, vlan_id, mtu, subnet, gateway}}}``."""
     nodes = list(nodes) if nodes is not None else list(hostvars.keys())
     fabric, rails, errors = {}, {}, []
     qos_cache = QosCache()
     for position, n in enumerate(nodes):
-        node_rails_fabric, rail_errors = node_rail_fabric(hostvars, n, position, qos_cache)
+        node_rails_fabric, rail_errors = node_rail_fabric(hostvars, n, position if positions is None else positions[n], qos_cache)
         if node_rails_fabric is not None:
             rails[n] = node_rails_fabric
             errors.extend(rail_errors)

@@ -38,29 +38,117 @@ def _cwd():
     return os.environ.get('PWD') or os.getcwd()
 
 
+def inventory_areas(sources):
+    """Where Ansible reads inventory for ``sources`` (ansible_inventory_sources), as (real path, source) pairs: a
+    directory source whole; a file source, the file and the group_vars/ and host_vars/ beside it, which are read with it."""
+    areas = []
+    for s in sources or ():
+        path = os.path.expanduser('%s' % s)
+        if os.path.isdir(path):
+            areas.append((os.path.realpath(path), os.path.realpath(path)))
+        elif os.path.isfile(path):
+            real = os.path.realpath(path)
+            areas += [(real, real)] + [(os.path.join(os.path.dirname(real), sub), real) for sub in ('group_vars', 'host_vars')]
+    return areas
+
+
+def inventory_problem(key, shown, path, sources, example=None):
+    """(key, shown, problem, fix) when ``path`` (a real path on the controller) is where Ansible reads inventory for
+    ``sources``, else None: the next run would parse what is written there as inventory. ``example``: the file name
+    to suggest for an output file; None for an output directory."""
+    for area, source in inventory_areas(sources):
+        if path != area and not path.startswith(area.rstrip(os.sep) + os.sep):
+            continue
+        if area != source:
+            where = 'is inside %s, which Ansible reads with the inventory source %s' % (area, source)
+        else:
+            where = '%s the inventory source %s' % ('is' if path == area and not os.path.isdir(area) else 'is inside', source)
+        problem = '%s: the next run would read the files written there as inventory (bogus hosts, groups or variables)' % where
+        if example is None:
+            fix = ('set %s to a directory outside every inventory source, e.g. %s, or run ansible-playbook from a directory that is '
+                   'not inside the inventory' % (key, os.path.join(os.path.dirname(area), os.path.basename(path.rstrip(os.sep)) or 'out')))
+        else:
+            fix = 'set %s to a file outside every inventory source, e.g. %s' % (key, os.path.join(os.path.dirname(area), example))
+        return key, shown, problem, fix
+    return None
+
+
 def output_dir_problems(params, sources, defaults):
-    """Output directories inside an inventory source: the next run would parse the files written there
-    (manifests, the JUnit report) as inventory. ``defaults``: {option: sub-directory of the current directory
-    the role uses when the option is unset} (the argument spec fills an unset option with its doc default,
-    which starts with ``<``)."""
+    """Output directories inside an inventory source (``inventory_problem``). ``defaults``: {option: sub-directory of the
+    current directory the role uses when the option is unset} (the argument spec fills an unset option with its doc
+    default, which starts with ``<``)."""
     problems = []
-    dirs = [os.path.realpath(os.path.expanduser('%s' % s)) for s in sources or () if os.path.isdir(os.path.expanduser('%s' % s))]
     for key, default in defaults.items():
         value = params.get(key)
         given = isinstance(value, str) and value and not value.startswith('<')
         if not given and default is None:
             continue
         path = os.path.realpath(os.path.join(_cwd(), os.path.expanduser(value if given else default)))
-        for source in dirs:
-            if path == source or path.startswith(source.rstrip(os.sep) + os.sep):
-                shown = value if given else '%s (the default: %s in the current directory)' % (path, default)
-                problems.append((key, shown, 'is inside the inventory source %s: the next run would read the files written '
-                                 'there as inventory (bogus hosts and groups)' % source,
-                                 'set %s to a directory outside every inventory source, e.g. %s, or run ansible-playbook '
-                                 'from a directory that is not inside the inventory' % (
-                                     key, os.path.join(os.path.dirname(source), os.path.basename(path.rstrip(os.sep)) or 'out'))))
-                break
+        problem = inventory_problem(key, value if given else '%s (the default: %s in the current directory)' % (path, default), path, sources)
+        if problem:
+            problems.append(problem)
     return problems
+
+
+def output_file_problem(key, value, path, example):
+    """(key, value, problem, fix) when the run cannot write a file at ``path`` (a real path on the controller), else
+    None: found before the first change, not when the file is written, after the phases that change the nodes."""
+    parent = os.path.dirname(path)
+    if os.path.isdir(path):
+        return key, value, 'is a directory, not a file', 'give %s the path of a file, e.g. %s' % (key, os.path.join(path, example))
+    if os.path.exists(path) and not os.path.isfile(path):
+        return key, value, 'is not a regular file', 'give %s the path of a regular file, e.g. %s' % (key, os.path.join(parent, example))
+    if not os.path.isdir(parent):
+        return (key, value, 'is in %s, which %s' % (parent, 'is not a directory' if os.path.exists(parent) else 'does not exist'),
+                'create the directory first (mkdir -p %s), or give %s a file in an existing directory' % (parent, key))
+    # The file is written to a temporary file beside it, then renamed: the directory must be writable.
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return (key, value, 'cannot be written: the user ansible-playbook runs as may not write in %s' % parent,
+                'give %s a file in a directory this user may write, or let it write in %s' % (key, parent))
+    return None
+
+
+def same_file_problems(files):
+    """[(key, value, problem, fix)] for each file of ``files`` ([(key, value, real path, example, written)]: what the run
+    writes, and what it reads, with written False) that an earlier one names too, when the run writes either: one
+    file would replace the other, or replace what the run (or a slice beside it) reads."""
+    problems, seen = [], {}
+    for key, value, path, example, written in files:
+        other = seen.get(path)
+        if other is None:
+            seen[path] = (key, written)
+            continue
+        if not (written or other[1]):
+            continue
+        what = 'what this run writes to %s' % other[0] if other[1] else 'the file of %s, which this run reads' % other[0]
+        # A name none of the files has (the example may be the shared file's own name).
+        stem, ext = os.path.splitext(example)
+        names = [example] + ['%s-%d%s' % (stem, i, ext) for i in range(2, len(files) + 2)]
+        free = next(os.path.join(os.path.dirname(path), n) for n in names if os.path.join(os.path.dirname(path), n) not in seen)
+        problems.append((key, value, 'is the same file as %s: one would replace the other' % what,
+                         'give %s a file of its own, e.g. %s' % (key, free)))
+    return problems
+
+
+def output_file_problems(written, sources, read=None):
+    """The rules of every file the run writes on the controller, before the first change: outside the inventory (the
+    output directories' rule, ``inventory_problem``), a file that can be written (``output_file_problem``) and no two
+    of them, nor one the run reads, the same file (``same_file_problems``). ``written``: {variable: absolute path};
+    ``read``: {variable: absolute path} of the files the run reads. An unset variable is None. Returns (key, value,
+    problem, fix) tuples, one per file at most from the first two rules."""
+    problems, files = [], []
+    for key, value in list((written or {}).items()) + list((read or {}).items()):
+        if value in (None, ''):
+            continue
+        path = os.path.realpath(os.path.expanduser('%s' % value))
+        example = '%s.json' % re.sub(r'^roce_|_out$', '', key)
+        files.append((key, value, path, example, key in (written or {})))
+        if key in (written or {}):
+            problem = inventory_problem(key, value, path, sources, example) or output_file_problem(key, value, path, example)
+            if problem:
+                problems.append(problem)
+    # The files read first: a collision blames the file written, the one to move.
+    return problems + same_file_problems(sorted(files, key=lambda f: f[4]))
 
 
 def _host_network(params, host, inventory, sources=None):

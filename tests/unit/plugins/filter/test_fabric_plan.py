@@ -106,8 +106,8 @@ def test_a_node_of_the_run_absent_from_the_plan_is_refused():
 
 @pytest.mark.parametrize("mutate,problem", [
     (lambda p: p.update(kind="x"), "is not a fabric plan"),
-    (lambda p: p.update(version=9), "has plan version 9"),
-    (lambda p: p["fabric"]["nodes"]["n0"].update(gateway="10.0.0.1"), "is damaged: its fabric does not match its fingerprint"),
+    (lambda p: p.update(version=9), "was written by a newer version of this collection (plan version 9; this one reads version 2)"),
+    (lambda p: p["fabric"]["nodes"]["n0"].update(gateway="10.0.0.1"), "is damaged: its content does not match its fingerprint"),
 ])
 def test_a_plan_that_is_not_one_is_refused(mutate, problem):
     plan = json.loads(F["fabric_plan_json"](F["fabric_plan"](one_rail(2))))
@@ -209,11 +209,12 @@ def test_a_plan_read_back_names_each_rail_field_the_inventory_changed_since():
     assert lines[1].startswith('gpu01: roce_rails[rail1].gateway="10.102.200.254": differs from the plan read from /srv/plan.json '
                                '("10.102.1.254"), which the host phases configured the node with. Fix: write the plan again')
     assert lines[2].startswith('gpu01: roce_rails[rail1].subnet="10.102.200.0/24": differs from the plan')
-    # A rail more on every node.
+    # A rail more on every node: one change, one line naming every node.
     more = {h: dict(v, roce_rails=RAILS + [dict(RAILS[1], name="rail2", vlan=103, subnet_pool="10.103.0.0/16")]) for h, v in hv.items()}
     with pytest.raises(GpufabricError) as err:
         fp.check_whole_fabric(plan, list(hv), lambda nodes: fabric_table(more, nodes))
-    assert 'gpu00: roce_rails=["rail0", "rail1", "rail2"]: differs from the rails of the plan read from /srv/plan.json (rail0, rail1)' in str(err.value)
+    assert str(err.value).startswith('gpu00 (and 2 other nodes: gpu01, gpu02): roce_rails=["rail0", "rail1", "rail2"]: differs from the rails '
+                                     'of the plan read from /srv/plan.json (rail0, rail1)')
 
 
 def test_a_computed_plan_is_checked_for_completeness_only():
