@@ -43,19 +43,19 @@ class ActionModule(ActionBase):
 
     def _poll(self, result, args, task_vars):
         check, expected = args["check"], args["expected"]
-        reads = reads_for(check, args["namespace"], expected)
         auth = {k: args[k] for k in ("kubeconfig", "context") if args.get(k)}
         start = time.monotonic()
-        polls = 0
+        polls, judged = 0, False
         while True:
             polls += 1
+            reads = reads_for(check, args["namespace"], expected, first=not judged)
             resources, error = self._read(reads, auth, task_vars)
             elapsed = int(time.monotonic() - start)
             if error:
                 # A kind whose CRD the chart has not installed yet, or a brief API outage: keep polling.
                 summary, verdict = "read failed: %s" % error, None
             else:
-                verdict = judge(check, resources, expected)
+                verdict, judged = judge(check, resources, expected), True
                 summary = verdict.summary
             display.display("%s: poll %d, %ds of %ds: %s" % (check, polls, elapsed, args["timeout"], summary))
             if verdict is not None and verdict.failed:

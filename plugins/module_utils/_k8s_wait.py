@@ -38,8 +38,9 @@ class Verdict:
         return not self.pending and not self.failed
 
 
-def reads_for(check, namespace, expected):
-    """The k8s_info queries one poll of ``check`` needs, as {name: module arguments}."""
+def reads_for(check, namespace, expected, first=False):
+    """The k8s_info queries one poll of ``check`` needs, as {name: module arguments}. The first poll of ``sriov_sync``
+    also reads the Nodes, to fail at once for an expected node that is not in the cluster."""
     if check == "nic_cluster_policy":
         return {
             "ncp": {"api_version": NCP_API_VERSION, "kind": "NicClusterPolicy", "name": NCP_NAME},
@@ -54,7 +55,7 @@ def reads_for(check, namespace, expected):
         }
     if check == "sriov_sync":
         reads = {"states": {"api_version": SRIOV_API_VERSION, "kind": "SriovNetworkNodeState", "namespace": namespace}}
-        if any(node.get("resources") for node in expected or []):
+        if first or any(node.get("resources") for node in expected or []):
             reads["nodes"] = {"api_version": "v1", "kind": "Node"}
         return reads
     raise ValueError("unknown check %r" % check)
@@ -95,8 +96,24 @@ def _judge_ncp(resources):
     return Verdict(summary, pending=problems)
 
 
+def _not_nodes(nodes, expected):
+    """The expected nodes that are no Node of the cluster: no SriovNetworkNodeState can ever come for them."""
+    names = {(n.get("metadata") or {}).get("name") for n in nodes}
+    missing = [e for e in expected or [] if isinstance(e, dict) and e.get("node_name") not in names]
+    if not missing:
+        return []
+    return ["%s: roce_node_name=%s is no Node of this cluster, so its SriovNetworkNodeState never comes"
+            % (e.get("host") or e["node_name"], e["node_name"]) for e in missing] + [
+        "Fix: set roce_node_name of each such host to its name as kubectl get nodes shows it, or take the host out of "
+        "roce_nodes (%d of %d node(s); the policies and networks are applied)" % (len(missing), len(expected))]
+
+
 def _judge_sriov(resources, expected):
     states = resources.get("states") or []
+    if "nodes" in resources:
+        absent = _not_nodes(resources.get("nodes") or [], expected)
+        if absent:
+            return Verdict("%d node(s) not in the cluster" % (len(absent) - 1), failed=absent)
     failed = sriov_node_states_failed(states, expected)
     pending = sriov_node_states_pending(states, expected)
     total = len(expected or [])

@@ -41,7 +41,7 @@ def test_sriov_waits_for_allocatable_after_the_sync():
 def test_sriov_empty_spec_succeeded_is_pending_not_done():
     expected = render()["nodes"]
     empty = [{"metadata": {"name": n}, "spec": {}, "status": {"syncStatus": "Succeeded"}} for n in ("node1", "node2")]
-    verdict = w.judge("sriov_sync", {"states": empty, "nodes": []}, expected)
+    verdict = w.judge("sriov_sync", {"states": empty, "nodes": [_node("node1", {}), _node("node2", {})]}, expected)
     assert not verdict.done and not verdict.failed
     assert verdict.summary.startswith("0/2 nodes synced, 0/2 with the VFs allocatable: node1: spec.interfaces has no enp157s0np0 yet")
 
@@ -50,9 +50,25 @@ def test_sriov_failed_node_stops_the_wait_with_its_error():
     expected = render()["nodes"]
     failed = _synced_state("node2")
     failed["status"] = {"syncStatus": "Failed", "lastSyncError": "cannot allocate VFs"}
-    verdict = w.judge("sriov_sync", {"states": [_synced_state("node1"), failed], "nodes": []}, expected)
+    verdict = w.judge("sriov_sync", {"states": [_synced_state("node1"), failed], "nodes": [_node("node1", {}), _node("node2", {})]}, expected)
     assert verdict.failed == ["node2: syncStatus=Failed lastSyncError: cannot allocate VFs"]
     assert not verdict.done
+
+
+def test_a_node_name_that_is_no_node_fails_the_first_poll_naming_every_such_host():
+    # Issue 42: the wait sat out its whole timeout for a state that cannot come.
+    expected = render()["nodes"]
+    no_resources = [dict(n, resources={}) for n in expected]
+    assert set(w.reads_for("sriov_sync", "ns", no_resources, first=True)) == {"states", "nodes"}
+    assert set(w.reads_for("sriov_sync", "ns", no_resources)) == {"states"}
+    verdict = w.judge("sriov_sync", {"states": [], "nodes": [_node("node1", {})]}, no_resources)
+    assert verdict.failed[0] == "%s: roce_node_name=node2 is no Node of this cluster, so its SriovNetworkNodeState never comes" % (
+        no_resources[1]["host"])
+    assert verdict.failed[1].startswith("Fix: set roce_node_name of each such host to its name as kubectl get nodes shows it")
+    assert "(1 of 2 node(s)" in verdict.failed[1] and not verdict.done
+    # Every expected node is a Node: judged as before.
+    verdict = w.judge("sriov_sync", {"states": [], "nodes": [_node("node1", {}), _node("node2", {})]}, no_resources)
+    assert not verdict.failed and verdict.pending
 
 
 def test_progress_line_counts_what_it_does_not_show():
