@@ -191,12 +191,11 @@ integration: link
 # halves overlap their waits. Each half starts its own control planes and has its own --basetemp. The first half holds
 # the files that share the session control plane's chart (test_standins.py stops it last) and test_secrets.py; the
 # second every other file (a new file goes there unless named here), test_drain_host_network.py with a session control
-# plane of its own. Beside molecule lab the halves took 1,172 s and 918 s with the drain test in the first (the stage
-# 1,173 s, against 1,470 s for the serial run of the same tests); it moved to balance them. With the stand-ins' delays
-# halved (tests/k8s/k8s_helpers.py, 2026-11-28) the first half took 325 s and the second 380 s on a quiet machine:
-# test_ipam_refusals.py and test_nic_config.py (a control plane each, about 20 s with it) moved to the first.
+# plane of its own. The files are split so that the halves take about as long (their times: benchmarks/README.md,
+# "make test stages").
 K8S_FIRST_HALF := test_secrets.py test_shared_cluster.py test_standins.py test_teardown.py \
-  test_standin_logic.py test_nic_config_standin_logic.py test_ipam_refusals.py test_nic_config.py
+  test_standin_logic.py test_nic_config_standin_logic.py test_ipam_refusals.py test_nic_config.py \
+  test_gitops_render.py test_rollout_wait.py
 k8s:
 	@echo "== k8s harness tests (real control plane, stand-ins, real chart; two halves side by side)"
 	mkdir -p $(STAGE_LOGS)

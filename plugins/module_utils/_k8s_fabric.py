@@ -84,14 +84,16 @@ def fabric_ownership(live, rendered, fabric):
 # the policy's resource, and the policies' deletion is what makes the config daemons drop the VFs.
 # A CIDRPool after the SriovNetworks that hand out its addresses. A NicConfigurationTemplate after the policies: the
 # operator then clears its NICs' spec and leaves their firmware and QoS as they are (nothing is reset).
-_TEARDOWN_ORDER = {"SriovNetwork": 0, "CIDRPool": 1, "SriovNetworkNodePolicy": 2, "NicConfigurationTemplate": 3, "ConfigMap": 4}
+_TEARDOWN_ORDER = {"SriovNetwork": 0, "CIDRPool": 1, "SriovNetworkNodePolicy": 2, "NicConfigurationTemplate": 3, "ConfigMap": 4,
+                   "SriovNetworkPoolConfig": 5}
 
 
 def fabric_teardown(live, fabric):
     """What the teardown of rollout ``fabric`` deletes and what it leaves, from every live object of the kinds it
     manages (read without a label selector, so that the objects nobody labelled are seen too). Returns a dict:
 
-    - ``delete``: references of this fabric's objects, networks first, then policies, then the NCCL ConfigMap;
+    - ``delete``: references of this fabric's objects, networks first, then policies, then the NCCL ConfigMap, the drain
+      pool last;
     - ``policies``: the names of this fabric's policies (the node states drop their VFs once they are gone);
     - ``other_fabrics``: the other rollouts (fabric names) whose objects are in the cluster: they still use the
       operator, so it stays;

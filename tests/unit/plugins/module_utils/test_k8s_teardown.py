@@ -13,14 +13,16 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_wait import ju
 def test_teardown_deletes_only_its_fabric_networks_first():
     live = [obj("SriovNetworkNodePolicy", "a-node1", "pool-a"), obj("SriovNetwork", "a-node1", "pool-a"),
             obj("SriovNetwork", "b-node2", "pool-b"), obj("SriovNetwork", "hand-made", managed=False),
-            obj("SriovNetwork", "old", None), dict(obj("ConfigMap", "gpufabric-nccl", "pool-a"), apiVersion="v1")]
+            obj("SriovNetwork", "old", None), dict(obj("ConfigMap", "gpufabric-nccl", "pool-a"), apiVersion="v1"),
+            # issue 42: the drain pool the rollout made, deleted last (after the node states released the VFs)
+            obj("SriovNetworkPoolConfig", "roce-pool", "pool-a"), obj("SriovNetworkPoolConfig", "admins-pool", managed=False)]
     got = fabric_teardown(live, "pool-a")
     assert ["%s/%s" % (o["kind"], o["metadata"]["name"]) for o in got["delete"]] == [
-        "SriovNetwork/a-node1", "SriovNetworkNodePolicy/a-node1", "ConfigMap/gpufabric-nccl"]
+        "SriovNetwork/a-node1", "SriovNetworkNodePolicy/a-node1", "ConfigMap/gpufabric-nccl", "SriovNetworkPoolConfig/roce-pool"]
     assert got["delete"][0] == {"apiVersion": "sriovnetwork.openshift.io/v1", "kind": "SriovNetwork", "metadata": {"name": "a-node1", "namespace": NS}}
     assert got["policies"] == ["a-node1"]
     assert got["other_fabrics"] == ["pool-b"]
-    assert got["kept"] == ["SriovNetwork/b-node2", "SriovNetwork/hand-made", "SriovNetwork/old"]
+    assert got["kept"] == ["SriovNetwork/b-node2", "SriovNetwork/hand-made", "SriovNetwork/old", "SriovNetworkPoolConfig/admins-pool"]
 
 
 def test_teardown_of_an_empty_cluster_deletes_nothing():
