@@ -10,6 +10,8 @@ the way the role would see it (host variables over role defaults), templates wha
 once per distinct input (hosts that share their group_vars share the result) and runs
 ArgumentSpecValidator once per distinct set of values."""
 
+import re
+
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 from ansible_collections.gpufabric.roce.plugins.plugin_utils import _role_args as ra
@@ -39,8 +41,8 @@ class ActionModule(ActionBase):
         self._sources = tuple(task_vars.get('ansible_inventory_sources') or ())
         play = {k: task_vars[k] for k in rx.PLAY_VARS if k in task_vars}
 
-        self._templater, self._validate_memo = rx.Templater(self._templar), {}
-        problems, checked, skipped = {}, 0, 0
+        self._templater, self._validate_memo, self._rules_memo = rx.Templater(self._templar), {}, {}
+        problems, warnings, checked, skipped = {}, {}, 0, 0
         for host in hosts:
             raw = hostvars.raw_get(host)
             if not isinstance(raw, dict):
@@ -51,14 +53,19 @@ class ActionModule(ActionBase):
                     skipped += 1
                     continue
                 checked += 1
-                for p in self._check(ctx):
-                    key = (p['role'], p['field'], ra.freeze(p['value']), p['problem'])
-                    problems.setdefault(key, dict(p, hosts=[]))['hosts'].append(host)
+                host_problems, host_warnings = self._check(ctx)
+                # Hosts that share a problem (their group_vars) are named together: one mistake, one line.
+                for into, items in ((problems, host_problems), (warnings, host_warnings)):
+                    for p in items:
+                        key = (p['role'], p['field'], ra.freeze(p['value']), p['problem'])
+                        into.setdefault(key, dict(p, hosts=[]))['hosts'].append(host)
 
         found = list(problems.values())
         result.update(changed=False, hosts=len(hosts), checked=checked, skipped=skipped,
                       templated=len(self._templater.memo), validated=len(self._validate_memo),
                       problems=[dict(p, value=ra.jsonable(p['value'])) for p in found])
+        if warnings:
+            result['warnings'] = ra.problem_lines(list(warnings.values()))
         if found:
             result['failed'] = True
             lines = ra.problem_lines(found)
@@ -84,21 +91,46 @@ class ActionModule(ActionBase):
         key = (role.name, tuple((k, self._templater.key_cache.freeze(v)) for k, v in values.items()))
         if key not in self._validate_memo:
             checked = role.validator.validate(dict(values), validate_role_argument_spec=True)
-            # The cross-field rules (plugin_utils/_role_checks.py) read the converted values; a value the spec refused
-            # is left out of them (reported once, by the spec). They do not depend on which host it is.
             refused = {ra.field_of(m, role.options) for m in checked.error_messages}
-            cross = rc.role_problems(role.short, checked.validated_parameters, ctx.host, self._inventory, refused, sources=self._sources)
-            self._validate_memo[key] = (checked.error_messages, cross)
-        messages, cross = self._validate_memo[key]
+            self._validate_memo[key] = (checked.error_messages, checked.validated_parameters, refused)
+        messages, validated, refused = self._validate_memo[key]
+        # The cross-field rules (plugin_utils/_role_checks.py) read the converted values; a value the spec refused
+        # is left out of them (reported once, by the spec). They do not depend on which host it is, only on the values
+        # and on what they read besides the options (rc.READS), which joins their memo key.
+        reads = rc.role_reads(role.short, lambda name: self._read(ctx, name))
+        freeze = self._templater.key_cache.freeze
+        rules_key = (key, tuple((k, freeze(v)) for k, v in reads.items())) if reads else key
+        if rules_key not in self._rules_memo:
+            args = (role.short, validated, ctx.host, self._inventory, refused)
+            self._rules_memo[rules_key] = (rc.role_problems(*args, sources=self._sources, reads=reads),
+                                           rc.role_warnings(*args, sources=self._sources, reads=reads))
+        cross, warned = self._rules_memo[rules_key]
+        # A rule that names a variable an option's role default reads explains why that default failed: the spec's
+        # message about the option (preflight_pf missing, for an empty roce_rails) would repeat the one mistake.
+        explained = {re.match(r'\w*', f).group(0) for f, _v, _p, _x in cross} - set(role.options)
         for message in messages:
             field = ra.field_of(message, role.options)
-            problems.append(self._problem(ctx, field, values.get(field), message, sources.get(field, 'default')))
+            source = sources.get(field, 'default')
+            if source == 'default' and field in role.defaults and ra.refs(role.defaults[field])[0] & explained:
+                continue
+            problems.append(self._problem(ctx, field, values.get(field), message, source))
         for field, value, problem, fix in cross:
             problems.append({'role': role.name, 'field': field, 'value': value, 'problem': problem, 'fix': fix})
+        warnings = [{'role': role.name, 'field': f, 'value': v, 'problem': p, 'fix': x} for f, v, p, x in warned]
         # Last line of defence for every check above: a variable that can carry a secret is named, never shown.
-        for p in problems:
+        for p in problems + warnings:
             p['value'], p['problem'] = rc.redact(p['field'], p['value'], p['problem'])
-        return problems
+        return problems, warnings
+
+    @staticmethod
+    def _read(ctx, name):
+        """A variable outside the role's options as the role sees it on the host; None when unset or not templatable
+        (the rules then leave it to whoever reads it to say so)."""
+        try:
+            value = ctx.value(name)
+        except (AnsibleError, ValueError, TypeError):
+            return None
+        return None if value is ra.UNDEFINED or value is rx.OMITTED else value
 
     @staticmethod
     def _problem(ctx, field, value, message, source):

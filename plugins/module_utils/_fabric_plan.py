@@ -43,6 +43,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import
     FabricErrors,
     fabric_table,
     gateway_args_list,
+    grouped,
     is_fabric_table,
     rail_entries,
     route_to,
@@ -317,25 +318,6 @@ def check_table(table, order, source):
                            % (key, shown_value(table.get(key)), shown_value(made.get(key))))
     _raise([_refusal(source, 'is invalid: the node\'s entry %s' % _entry_difference(table['nodes'][n], made['nodes'][n]), host=n)
             for n in order if table['nodes'][n] != made['nodes'][n]], source)
-
-
-def grouped(errors):
-    """One error per distinct problem, naming every node that has it: a value edited, or changed in group_vars, on
-    every node is one line, not one per node."""
-    groups = {}
-    for e in errors:
-        key = (e.field, json.dumps(e.value, sort_keys=True, default=str), e.problem, e.fix)
-        groups.setdefault(key, []).append(e)
-    out = []
-    for same in groups.values():
-        first, hosts = same[0], [e.host for e in same]
-        if len(hosts) == 1:
-            out.append(first)
-            continue
-        who = '%s (and %d other node%s: %s%s)' % (hosts[0], len(hosts) - 1, '' if len(hosts) == 2 else 's', ', '.join(hosts[1:4]),
-                                                  ', ...' if len(hosts) > 4 else '')
-        out.append(GpufabricError(who, first.field, first.value, first.problem, first.fix))
-    return out
 
 
 def _raise(errors, source=None):

@@ -18,7 +18,9 @@ one block (its overlap check), the ``gatewayIndex`` inside a block, routes in th
 
 import ipaddress
 
+from ansible_collections.gpufabric.roce.plugins.module_utils._common import pod_subnet_problem
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import MANAGED_BY_LABEL, MANAGED_BY_VALUE, _ident
+from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import hosts_named
 
 NV_IPAM_API_VERSION = "nv-ipam.nvidia.com/v1alpha1"
 
@@ -33,6 +35,17 @@ def pool_resource_name(name_prefix, rail):
     if rail:
         return rail.get("resource_name") or "%s_%s" % (_ident(name_prefix), _ident(rail["name"]))
     return _ident(name_prefix)
+
+
+# The private ranges (RFC 1918): blocks in one of them belong together; elsewhere a block's /8 is its range.
+_PRIVATE = tuple(ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
+
+
+def _home(net):
+    """The range a block belongs to when a pool's blocks are far apart."""
+    if net.version != 4:
+        return net.supernet(new_prefix=min(net.prefixlen, 16))
+    return next((p for p in _PRIVATE if net.subnet_of(p)), net.supernet(new_prefix=min(net.prefixlen, 8)))
 
 
 def _gateway_index(net, gw):
@@ -74,11 +87,13 @@ class NvIpamPools:
         return {pool["resource"]: name for name, pool in self._pools.items()}
 
     def render(self, errs):
-        out = []
+        out, cidrs = [], []
         for name, pool in self._pools.items():
             obj = self._pool_object(errs, name, pool)
             if obj is not None:
                 out.append(obj)
+                cidrs.append((name, pool, ipaddress.ip_network(obj["spec"]["cidr"])))
+        self._overlaps(errs, cidrs)
         return out
 
     def _cidr(self, errs, name, pool):
@@ -105,7 +120,7 @@ class NvIpamPools:
                         "give every node of the pool a subnet of the same family",
                     )
                     return None
-            return cidr
+            return cidr if self._scattered(errs, name, pool, cidr) is None else None
         ok = True
         for a in allocs:
             if a["net"].version != cidr.version or not a["net"].subnet_of(cidr):
@@ -119,6 +134,58 @@ class NvIpamPools:
                 )
                 ok = False
         return cidr if ok else None
+
+    def _scattered(self, errs, name, pool, cidr):
+        """The pool of blocks far apart would be the smallest network holding them all (0.0.0.0/0 for 10.x and 172.16.x),
+        and nv-ipam hands the blocks of its cidr to any node without a static allocation: the pool's cidr must obey the
+        address rules of a pod subnet (pod_subnet_problem). The odd node is one outside the range most blocks are in."""
+        problem = pod_subnet_problem(cidr)
+        allocs = pool["allocations"]
+        if problem is None or any(pod_subnet_problem(a["net"]) for a in allocs):
+            return None  # a block outside the address rules is the fabric plan's to name
+        homes = {}
+        for a in allocs:
+            homes.setdefault(_home(a["net"]), []).append(a)
+        meant = max(homes, key=lambda h: (len(homes[h]), -allocs.index(homes[h][0])))
+        odd = next((a for a in allocs if _home(a["net"]) != meant), allocs[-1])
+        others = homes[meant] if odd not in homes[meant] else [a for a in allocs if a is not odd]
+        near = others[0]["net"]
+        for a in others[1:]:
+            while not a["net"].subnet_of(near):
+                near = near.supernet()
+        rail = pool["rail"]
+        fix = ("give %s a /%d block near the other nodes' blocks of the pool, inside %s (%s's is %s)%s"
+               % (odd["host"], odd["net"].prefixlen, near, others[0]["host"], others[0]["net"],
+                  ", and roce_pod_gateway a host address of it" if rail is None else
+                  " (roce_rail_overrides.%s.subnet), or give rail %s a subnet_pool in roce_rails that holds every node's block" % (rail, rail)))
+        errs.add(odd["host"], odd["field"], str(odd["net"]),
+                 "is far from the other nodes' blocks of nv-ipam pool %s (%s's %s): the pool's cidr, the smallest network holding "
+                 "them all, would be %s, which %s; nv-ipam gives a block of its cidr to any node without a static allocation"
+                 % (name, others[0]["host"], others[0]["net"], cidr, problem), fix)
+        return problem
+
+    def _overlaps(self, errs, pools):
+        """Pools of different rails must not overlap (a rail's pool nested in another's): nv-ipam could give a node of one
+        rail a block of the other's, and the wider rail's routes would cover the other's plane. ``pools``: (name, pool,
+        cidr) of each pool rendered."""
+        seen, order = [], {n: i for i, n in enumerate(self._pools)}
+        for name, pool, cidr in sorted(pools, key=lambda p: (p[2].version, int(p[2].network_address), -p[2].prefixlen)):
+            other = next(((n, p, c) for n, p, c in reversed(seen) if c.version == cidr.version and c.overlaps(cidr)), None)
+            seen.append((name, pool, cidr))
+            if other is None:
+                continue
+            # The later rail of roce_rails is named; the message says which other pool it overlaps.
+            (name_a, pool_a, cidr_a), (name_b, pool_b, cidr_b) = sorted([other, (name, pool, cidr)], key=lambda p: order[p[0]])
+            hosts = [a["host"] for a in pool_b["allocations"]]
+            field = "roce_rails[%s].subnet_pool" % pool_b["rail"] if pool_b["cidr"] else pool_b["allocations"][0]["field"]
+            value = pool_b["cidr"] or str(pool_b["allocations"][0]["net"])
+            errs.add(hosts_named(hosts) if pool_b["cidr"] else pool_b["allocations"][0]["host"], field, value,
+                     "overlaps rail %s's %s: their nv-ipam CIDRPools %s and %s would overlap, so nv-ipam could give a node of one "
+                     "rail a block of the other's, and a pod's route to one rail's plane would cover the other's"
+                     % (pool_a["rail"], "subnet_pool %s" % cidr_a if pool_a["cidr"] else "nodes' blocks (pool cidr %s)" % cidr_a,
+                        name_a, name_b),
+                     "give every rail a subnet_pool of its own, disjoint from the other rails': narrow rail %s's so that it leaves "
+                     "out %s, or move rail %s's outside %s" % (pool_a["rail"], cidr_b, pool_b["rail"], cidr_a))
 
     def _prefix(self, errs, name, allocs):
         first = allocs[0]

@@ -39,6 +39,8 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._rails import (
     shorthand_vars,
     vlan_problems,
 )
+from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import hosts_named
+from ansible_collections.gpufabric.roce.plugins.module_utils._qos import QosCache, roce_priority
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov_checks import (
     FixErrors,
     MLX_MAX_VFS,
@@ -118,6 +120,8 @@ SRIOV_PER_HOST_KEYS = (
     + _PER_NODE_ROLE_KEYS
     # The rail model (module_utils/_rails.py); unset means the one rail of roce_pf & co.
     + ("roce_rails", "roce_rail_overrides", "roce_node_index")
+    # The QoS model (module_utils/_qos.py): the VFs' VLAN priority must be one PFC protects under trust pcp.
+    + ("roce_qos",)
 )
 
 # Network-level settings: with a cluster-wide IPAM, nodes sharing a resourceName share one
@@ -210,6 +214,8 @@ class _SriovRender:
         self.shared = {}  # cluster-wide IPAM: resourceName -> (settings key, host)
         self.pending_shared = []  # cluster-wide IPAM: (resourceName, settings) in inventory order
         self.rails = {}  # host -> its rails (multi-rail hosts only), for the per-rail cross-node rules
+        self.qos_cache = QosCache()
+        self.vlan_qos = {}  # (vlan_qos, QoS) -> (problem, hosts): one message for the nodes that share it
 
     def cluster(self, key):
         return _lookup(None, self.defaults, {}, key)
@@ -225,6 +231,8 @@ class _SriovRender:
         for host, field, value, problem, fix in vlan_problems(self.rails, hosts):
             self.errs.add(host, field, value, problem, fix)
         self._check_subnet_overlaps()
+        for (field, value, problem, fix, prio), sharing in self.vlan_qos.values():
+            self.errs.add(hosts_named(sharing), field, value, problem, fix, fix_vars=[{h: {field: prio} for h in sharing}])
         self.vf_ranges.check(self.errs)
         self.errs.raise_if_any()
         ip_pools = self.nv_pools.render(self.errs) if self.nv_pools is not None else []
@@ -321,6 +329,8 @@ class _SriovRender:
         net_settings = check_network_settings(errs, host, hv)
         if net_settings is None:
             return None
+        if net_settings["vlan_qos"] and hv["roce_qos"] is not None:
+            self._vlan_qos_rule(host, hv["roce_qos"], net_settings["vlan_qos"], rail)
         if self.ipam == "host-local":
             return self._host_local_network(errs, host, hv, node_name, resource_name, net_settings=net_settings, rail=rail)
         if self.nv_pools is not None:
@@ -334,6 +344,26 @@ class _SriovRender:
                 check_ipam_routes(errs, host, net_settings["ipam_routes"], net, gw, "the whereabouts range", "(cluster)")
             self._collect_shared_network(host, resource_name, net_settings)
         return None
+
+    def _vlan_qos_rule(self, host, cluster_qos, vlan_qos, rail):
+        """Under trust pcp the NIC and the switches classify by the VLAN tag's priority, and the VFs' tag carries
+        sriov_networks_vlan_qos (the SriovNetwork's vlanQoS): it must be a priority PFC protects. The QoS model's own
+        problems are the fabric plan's to name."""
+        qos, problems = self.qos_cache.get(cluster_qos, rail.get("qos") if rail else None, rail.get("qos_node") if rail else None,
+                                           rail["name"] if rail else None)
+        if problems or qos is None or qos["trust"] != "pcp" or not qos["pfc_priorities"] or vlan_qos in qos["pfc_priorities"]:
+            return
+        prio = roce_priority(qos["tos"])
+        field = "sriov_networks_vlan_qos"
+        problem = ("puts the VFs' traffic, RoCE included, on priority %d (the priority of the VLAN tag the VFs' traffic gets, by "
+                   "which trust: pcp classifies it), but PFC is on %s: RoCE in the pods would not be lossless"
+                   % (vlan_qos, qos["pfc_priorities"]))
+        fix = ("set sriov_networks_vlan_qos to %d, the RoCE priority (tos %d >> 5), or use trust: dscp in roce_qos (RoCE is then "
+               "classified by its DSCP, whatever the VLAN priority)" % (prio, qos["tos"]))
+        key = (vlan_qos, json.dumps(qos, sort_keys=True))
+        hosts = self.vlan_qos.setdefault(key, ((field, vlan_qos, problem, fix, prio), []))[1]
+        if host not in hosts[-1:]:  # once per node, not once per rail
+            hosts.append(host)
 
     def _multirail_host(self, host, hv, node_name, position):
         """One policy and one SriovNetwork per rail (host-local IPAM), one node entry for all of them."""

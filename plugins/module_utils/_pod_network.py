@@ -13,6 +13,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type  # noqa: UP001
 
 import ipaddress
+import json
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import (
     IPV6_UNSUPPORTED,
@@ -176,7 +177,27 @@ def _vlan_errors(nodes, fabric):
 
 
 # What node_rails reads of a node; the view over Ansible's hostvars only answers lookups by key.
-_RAIL_VARS = ('roce_rails', 'roce_rail_overrides', 'roce_node_index', 'roce_num_vfs', 'roce_mtu', 'roce_vlan_id', 'roce_vfs')
+_RAIL_VARS = ('roce_rails', 'roce_rail_overrides', 'roce_node_index', 'roce_num_vfs', 'roce_mtu', 'roce_vlan_id', 'roce_vfs',
+              'roce_pod_subnet', 'roce_pod_gateway')
+
+
+def hosts_named(hosts):
+    """The nodes that share one problem, as one message names them: the first, then how many others and which."""
+    if len(hosts) == 1:
+        return hosts[0]
+    return '%s (and %d other node%s: %s%s)' % (hosts[0], len(hosts) - 1, '' if len(hosts) == 2 else 's', ', '.join(hosts[1:4]),
+                                              ', ...' if len(hosts) > 4 else '')
+
+
+def grouped(errors):
+    """One error per distinct problem, naming every node that has it: a value edited, or changed in group_vars, on
+    every node is one line, not one per node."""
+    groups = {}
+    for e in errors:
+        groups.setdefault((e.field, json.dumps(e.value, sort_keys=True, default=str), e.problem, e.fix), []).append(e)
+    return [same[0] if len(same) == 1 else GpufabricError(hosts_named([e.host for e in same]), same[0].field, same[0].value,
+                                                           same[0].problem, same[0].fix)
+            for same in groups.values()]
 
 
 def node_rail_fabric(hostvars, host, position, qos_cache=None):
@@ -367,8 +388,8 @@ def fabric_table(hostvars, nodes=None, positions=None):
         errors.extend(GpufabricError(n, *p) for p in problems)
         if qos is not None:
             fabric[n]['qos'] = qos
-    # Every problem at once: the mix of rails and one-rail nodes, then each node's own.
-    _raise(_mixed_rail_errors(nodes, rails, fabric) + _mixed_family(errors, nodes, fabric, rails))
+    # Every problem at once: the mix of rails and one-rail nodes, then each node's own (shared ones once).
+    _raise(_mixed_rail_errors(nodes, rails, fabric) + grouped(_mixed_family(errors, nodes, fabric, rails)))
     if rails:
         _raise([GpufabricError(*p) for p in rail_names_problems([(n, [f['rail'] for f in rails[n]]) for n in nodes])])
         return _multirail_table(hostvars, nodes, fabric, rails)

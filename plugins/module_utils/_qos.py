@@ -152,20 +152,41 @@ def effective_qos(cluster, rail=None, override=None, rail_name=None):
         layers.append(('roce_rails[%s].qos' % rail_name, rail))
     if override is not None:
         layers.append(('roce_rail_overrides.%s.qos' % rail_name, override))
-    merged, where = dict(DEFAULTS), dict.fromkeys(DEFAULTS, 'roce_qos')
+    merged, where, given = dict(DEFAULTS), dict.fromkeys(DEFAULTS, 'roce_qos'), set()
     for field, layer in layers:
         problems = _layer_problems(layer, field)
         if problems:
             return None, problems
         merged.update({k: v for k, v in layer.items() if v is not None})
         where.update(dict.fromkeys(layer, field))
+        given.update(k for k, v in layer.items() if v is not None)
     qos, problems = _normalise_blamed(merged, where)
     if problems:
         return None, problems
     if not qos.pop('enabled'):
         return None, []
     field = layers[-1][0] if len(layers) > 1 else 'roce_qos'
-    return qos, _rule_problems(qos, field)
+    return qos, _rule_problems(qos, field) + _cnp_problems(qos, where, given)
+
+
+def _cnp_problems(qos, where, given):
+    """Under trust dscp each DSCP maps to one priority: CNPs on RoCE's own DSCP would lose their mapping to cnp_priority
+    (the roce_qos module keeps the RoCE one). Blamed on the key the user set: cnp_dscp, else tos."""
+    roce_dscp = qos['tos'] >> 2
+    if qos['trust'] != 'dscp' or qos['cnp_dscp'] != roce_dscp:
+        return []
+    other = DEFAULTS['cnp_dscp'] if DEFAULTS['cnp_dscp'] != roce_dscp else DEFAULTS['cnp_dscp'] - 2
+    problem = ('is RoCE\'s own DSCP (tos %d >> 2 = %d): under trust dscp one DSCP maps to one priority, so CNPs would lose '
+               'their mapping to cnp_priority %d and queue with the RoCE traffic they are meant to slow down'
+               % (qos['tos'], roce_dscp, qos['cnp_priority']))
+    if 'cnp_dscp' in given or 'tos' not in given:
+        return [('%s.cnp_dscp' % where['cnp_dscp'], qos['cnp_dscp'], problem,
+                 'give CNPs a DSCP of their own, e.g. cnp_dscp: %d' % other)]
+    return [('%s.tos' % where['tos'], qos['tos'], 'puts RoCE traffic on DSCP %d (tos >> 2), the DSCP of CNPs (cnp_dscp %d): under '
+             'trust dscp one DSCP maps to one priority, so CNPs would lose their mapping to cnp_priority %d'
+             % (roce_dscp, qos['cnp_dscp'], qos['cnp_priority']),
+             'give CNPs a DSCP of their own, e.g. cnp_dscp: %d, or RoCE another DSCP (a tos on the same priority, e.g. tos: %d)'
+             % (other, (roce_dscp ^ 1) << 2 | qos['tos'] & 3))]
 
 
 def _normalise_blamed(merged, where):

@@ -105,12 +105,10 @@ def _pool_subnet(rail, index):
     raw_prefix = rail.get('subnet_prefix')
     raw_prefix = DEFAULT_SUBNET_PREFIX if raw_prefix is None else raw_prefix
     longest = pool.max_prefixlen - (2 if pool.version == 4 else 1)
-    try:
-        prefix = int(raw_prefix)
-    except (TypeError, ValueError):
-        prefix = -1
-    if isinstance(raw_prefix, bool) or not pool.prefixlen <= prefix <= longest:
-        return None, (field + '.subnet_prefix', raw_prefix, 'is not a prefix length between the pool\'s /%d and /%d' % (pool.prefixlen, longest),
+    prefix = _whole_number(raw_prefix)
+    if prefix is None or not pool.prefixlen <= prefix <= longest:
+        return None, (field + '.subnet_prefix', raw_prefix, 'is not a prefix length between the pool\'s /%d and /%d%s' % (
+                          pool.prefixlen, longest, '' if prefix is not None else ' (a whole number)'),
                       'set subnet_prefix to the size of one node\'s pod subnet, e.g. %d' % max(pool.prefixlen, min(DEFAULT_SUBNET_PREFIX, longest)))
     count = 1 << (prefix - pool.prefixlen)
     if index >= count:
@@ -120,6 +118,18 @@ def _pool_subnet(rail, index):
                       'roce_rail_overrides.%s.subnet' % rail['name'])
     size = 1 << (pool.max_prefixlen - prefix)
     return ipaddress.ip_network((int(pool.network_address) + index * size, prefix)), None
+
+
+def _whole_number(value):
+    """``value`` as an int when it is a whole number (an int, or digits as a template renders them), else None: int()
+    would take 24.5 as 24, or True as 1."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+        return int(value.strip())
+    return None
 
 
 def last_host(subnet):
@@ -196,6 +206,13 @@ def node_rails(hv, position, defaults=None):
         problems.append(('roce_vfs', hv['roce_vfs'], 'is a one-rail setting and sets no VF when roce_rails is set',
                          "move each entry to the rail whose VFs it sets: roce_rail_overrides.<rail>.vfs for this node, "
                          "or vfs in roce_rails for every node"))
+    # Likewise the one rail's pod network: each rail's subnet and gateway come from roce_rails.
+    leftover = [k for k in ('roce_pod_subnet', 'roce_pod_gateway') if hv.get(k) not in (None, '')]
+    if leftover:
+        problems.append((leftover[0], hv[leftover[0]], 'is a one-rail setting and gives no rail its %s when roce_rails is set'
+                         % ('subnet' if leftover[0] == 'roce_pod_subnet' else 'gateway'),
+                         "remove %s from this node's variables: each rail's subnet and gateway come from its subnet_pool, or "
+                         "for this node from roce_rail_overrides.<rail>.subnet and .gateway" % ' and '.join(leftover)))
     out = []
     for rail in rails:
         merged = dict(rail)

@@ -34,7 +34,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._common import (
     valid_unit_name,
     write_sysfs,
 )
-from ansible_collections.gpufabric.roce.plugins.module_utils._qos import roce_priority
+from ansible_collections.gpufabric.roce.plugins.module_utils._qos import DEFAULTS as QOS_DEFAULTS, roce_priority
 
 CONFIGFS = 'kernel/config/rdma_cm'
 ECN_DIR = 'class/net/%s/ecn'
@@ -61,6 +61,12 @@ def validate_params(host, params):
     if desired['trust'] == 'dscp' and desired['tos'] is None:
         raise GpufabricError(host, 'trust', 'dscp', 'needs tos: the DSCP APP entry that selects dscp trust is the RoCE traffic\'s DSCP',
                              'give tos too (the role passes the rail\'s whole QoS)')
+    if desired['trust'] == 'dscp' and desired['cnp_dscp'] is not None and desired['cnp_dscp'] == desired['tos'] >> 2:
+        # One DSCP APP entry per DSCP: wanted_dscp_apps would keep RoCE's and drop the CNPs' (the fabric plan refuses it first).
+        raise GpufabricError(host, 'cnp_dscp', desired['cnp_dscp'], 'is RoCE\'s own DSCP (tos %d >> 2): its DSCP APP entry cannot '
+                             'map CNPs to cnp_priority too' % desired['tos'],
+                             'give CNPs a DSCP of their own, e.g. %d' % (QOS_DEFAULTS['cnp_dscp'] if QOS_DEFAULTS['cnp_dscp'] != desired['cnp_dscp']
+                                                                         else QOS_DEFAULTS['cnp_dscp'] - 2))
     return desired
 
 

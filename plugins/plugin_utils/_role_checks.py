@@ -7,13 +7,18 @@ before phase 1. The late checks stay where they were (the roles' own asserts, th
 modules) as a second line; the rules here reuse them where they exist, so both lines agree.
 
 Each check takes the values the role would see on one host (after its argument spec validated and
-converted them) and returns problems as (field, value, problem, fix)."""
+converted them) and returns problems as (field, value, problem, fix). A rule that reads variables outside the role's
+options names them in READS: the action resolves them as the role would see them and hands them over in ``reads``.
+WARNINGS are rules of the same form whose values are legal but surprising: said once, before the change."""
 
 import os
+import posixpath
 import re
 
+from ansible import constants as C
+
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import NOT_SHOWN, GpufabricError, ifname_problem, secret_field
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import RenderValidationError
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import DNS_LABEL_RE, DNS_SUBDOMAIN_RE, RenderValidationError
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_operator import (
     HELM_DEFAULT_KEYS,
     NCP_DEFAULT_KEYS,
@@ -23,6 +28,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_operator impor
 )
 from ansible_collections.gpufabric.roce.plugins.module_utils._perftest import THRESHOLDS, threshold_problem
 from ansible_collections.gpufabric.roce.plugins.module_utils._perftest_cmdline import TESTS
+from ansible_collections.gpufabric.roce.plugins.module_utils._qos import effective_qos
 from ansible_collections.gpufabric.roce.plugins.module_utils._rails import ROCE_DEFAULTS
 from ansible_collections.gpufabric.roce.plugins.module_utils._sriov_vf import validate_planned
 from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_defaults import with_role_defaults
@@ -151,10 +157,24 @@ def output_file_problems(written, sources, read=None):
     return problems + same_file_problems(sorted(files, key=lambda f: f[4]))
 
 
-def _host_network(params, host, inventory, sources=None):
+def _node_name_problem(key, value, fix):
+    """(key, value, problem, fix) when ``value`` is not a Kubernetes node name (a DNS-1123 subdomain), else None."""
+    if isinstance(value, str) and DNS_SUBDOMAIN_RE.match(value) and len(value) <= 253:
+        return None
+    return (key, value, "is not a Kubernetes node name (a DNS-1123 subdomain: at most 253 lower-case letters, digits, '-' "
+            "and '.', starting and ending with a letter or digit)", fix)
+
+
+def _host_network(params, host, inventory, sources=None, reads=None):
     problems = []
+    name = params.get('host_network_node_name')
+    if name:
+        problem = _node_name_problem('host_network_node_name', name, "set host_network_node_name to the node's name as kubectl get "
+                                     "nodes shows it, or leave it empty for roce_node_name (else the inventory hostname)")
+        if problem:
+            problems.append(problem)
     if params.get('host_network_vf_mode') != 'host':
-        return problems  # the VFs are the operator's: roce_vfs is not applied
+        return problems  # the VFs are the operator's: roce_vfs is not applied, and nothing is drained
     if params.get('host_network_drain') and params.get('host_network_allow_vf_reset'):
         for key, example in (('host_network_drain_timeout', 600), ('host_network_drain_poll_interval', 10)):
             value = params.get(key)
@@ -162,6 +182,13 @@ def _host_network(params, host, inventory, sources=None):
                 problems.append((key, value, 'must be a positive number of seconds (the drain before a VF reset)',
                                  'set %s to whole seconds, e.g. %d, or host_network_drain: false to reset the VFs without '
                                  'draining the node' % (key, example)))
+        delegate = params.get('host_network_drain_delegate_to')
+        # Ansible's implicit localhost needs no inventory entry.
+        if isinstance(delegate, str) and inventory is not None and delegate not in inventory and delegate not in C.LOCALHOST:
+            problems.append(('host_network_drain_delegate_to', delegate,
+                             'is not a host of the inventory: the drain before a VF reset runs its Kubernetes tasks there',
+                             'set host_network_drain_delegate_to to an inventory host with access to the cluster (check the '
+                             'spelling), e.g. localhost, or leave it unset for the first host of k8s_controller (else localhost)'))
     vfs = params.get('host_network_vfs') or []
     num_vfs = params.get('host_network_num_vfs')
     pf = params.get('host_network_sriov_pf')
@@ -200,7 +227,7 @@ def _shown_kubeconfig(value):
     return value if isinstance(value, (int, float, bool)) else '<%s>' % type(value).__name__
 
 
-def _network_operator(params, host, inventory, sources=None):
+def _network_operator(params, host, inventory, sources=None, reads=None):
     # The manifests are written in render mode only.
     written = {'roce_render_dir': 'render-out'} if params.get('roce_k8s_mode') == 'render' else {}
     problems, seen = output_dir_problems(params, sources, written), set()
@@ -221,10 +248,15 @@ def _network_operator(params, host, inventory, sources=None):
         if value is not None and value <= 0:
             problems.append((key, value, 'must be a positive number of seconds',
                              'set %s to whole seconds, e.g. 600 (a duration such as 10m is 600)' % key))
-    interval = (params.get('network_operator_gitops') or {}).get('flux_interval')
+    gitops = params.get('network_operator_gitops') or {}
+    interval = gitops.get('flux_interval')
     if interval is not None and not GO_DURATION_RE.match('%s' % interval):
         problems.append(('network_operator_gitops.flux_interval', interval, 'is not a duration Flux reads',
                          'write a Go duration such as 10m, 1h or 90s'))
+    problems += _gitops_problems(gitops, bool(params.get('network_operator_chart_path')))
+    problem = _ipam_problem(params, reads or {})
+    if problem:
+        problems.append(problem)
     kubeconfig = params.get('network_operator_kubeconfig')
     if params.get('roce_k8s_mode', ROCE_DEFAULTS['roce_k8s_mode']) == 'apply' and isinstance(kubeconfig, str) and kubeconfig:
         # The value is never shown: a kubeconfig pasted as a string (its content, not a path) is a secret.
@@ -241,6 +273,86 @@ def _network_operator(params, host, inventory, sources=None):
     return problems
 
 
+# What a Flux Kustomization's sourceRef may name (kustomize.toolkit.fluxcd.io/v1), and of them what the HelmRelease of a
+# local chart may name as its chart's source (helm.toolkit.fluxcd.io/v2 chart.spec.sourceRef: no OCIRepository there).
+FLUX_SOURCE_KINDS = ('GitRepository', 'OCIRepository', 'Bucket')
+FLUX_CHART_SOURCE_KINDS = ('GitRepository', 'Bucket')
+_FLUX_SOURCE_KEYS = ('kind', 'name', 'namespace')
+
+
+def _gitops_problems(gitops, local_chart):
+    """The GitOps roots' settings that render objects Flux or Argo CD refuse, or paths outside the GitOps repository."""
+    problems = []
+    for key in ('flux_namespace', 'argocd_namespace'):
+        value = gitops.get(key)
+        if value is not None and not (isinstance(value, str) and DNS_LABEL_RE.match(value) and len(value) <= 63):
+            problems.append(('network_operator_gitops.%s' % key, value, 'is not a namespace name (a DNS-1123 label)',
+                             'use lower-case letters, digits and "-", at most 63, e.g. %s' % ('flux-system' if key.startswith('flux') else 'argocd')))
+    source = gitops.get('flux_source')
+    if isinstance(source, dict):
+        problems += _flux_source_problems(source, local_chart)
+    elif source is not None:
+        problems.append(('network_operator_gitops.flux_source', source, 'must be a mapping with kind and name',
+                         'write e.g. {kind: GitRepository, name: flux-system}'))
+    path = gitops.get('repo_path')
+    if path is not None:
+        norm = posixpath.normpath('%s' % path) if path else ''
+        if not path or norm.startswith('/') or norm == '..' or norm.startswith('../'):
+            problems.append(('network_operator_gitops.repo_path', path,
+                             'is not a path inside the GitOps repository: Flux reads its Kustomizations\' paths (and Argo CD a local '
+                             "chart's) from the repository's root and cannot leave it",
+                             "write where roce_render_dir sits in the GitOps repository, relative to its root, e.g. ./render-out or "
+                             "./clusters/a/render-out, or leave it unset for ./ and the name of roce_render_dir"))
+    return problems
+
+
+def _flux_source_problems(source, local_chart):
+    field = 'network_operator_gitops.flux_source'
+    unknown = sorted(set(source) - set(_FLUX_SOURCE_KEYS))
+    if unknown:
+        return [(field, unknown, 'unknown key(s)', 'use only: %s' % ', '.join(_FLUX_SOURCE_KEYS))]
+    problems = []
+    kinds = FLUX_CHART_SOURCE_KINDS if local_chart else FLUX_SOURCE_KINDS
+    kind = source.get('kind')
+    if kind not in kinds:
+        meant = next((k for k in kinds if isinstance(kind, str) and k.lower() == kind.lower()), kinds[0])
+        why = (' (network_operator_chart_path is set: the HelmRelease reads the chart from this source, and a chart\'s '
+               'sourceRef is %s)' % ' or '.join(kinds)) if local_chart and kind in FLUX_SOURCE_KINDS else ''
+        problems.append((field + '.kind', kind, 'is not a kind of Flux source a Kustomization can name (%s; Flux spells '
+                         'them exactly)%s' % (', '.join(kinds), why), 'set kind: %s' % meant))
+    name = source.get('name')
+    if not (isinstance(name, str) and DNS_SUBDOMAIN_RE.match(name) and len(name) <= 253):
+        problems.append((field + '.name', name, 'is not the name of a Kubernetes object',
+                         'set name to the Flux source of the GitOps repository, e.g. flux-system (flux get sources all)'))
+    ns = source.get('namespace')
+    if ns not in (None, '') and not (isinstance(ns, str) and DNS_LABEL_RE.match(ns) and len(ns) <= 63):
+        problems.append((field + '.namespace', ns, 'is not a namespace name (a DNS-1123 label)',
+                         'use the namespace of the Flux source, e.g. flux-system, or leave it unset for flux_namespace'))
+    return problems
+
+
+def _ipam_problem(params, reads):
+    """network_operator_ipam: whereabouts deploys no IPAM (the NicClusterPolicy of 26.x has no whereabouts): refused where
+    nothing would give the SriovNetworks' pods addresses, or nothing can tell that something does. One message."""
+    if params.get('network_operator_ipam') != 'whereabouts':
+        return None
+    sriov_ipam = reads.get('sriov_networks_ipam')
+    if sriov_ipam == 'nv-ipam':
+        return ('network_operator_ipam', 'whereabouts',
+                'deploys no IPAM (the NicClusterPolicy of network-operator 26.x has no whereabouts), and sriov_networks_ipam is '
+                'nv-ipam: nothing would serve its pools, and no pod on the SriovNetworks would get an address',
+                'set network_operator_ipam: nv-ipam (the default), which deploys the NVIDIA IPAM that sriov_networks_ipam: nv-ipam needs')
+    if params.get('roce_k8s_mode', ROCE_DEFAULTS['roce_k8s_mode']) != 'render':
+        return None  # apply mode checks that the whereabouts CRD is in the cluster before the first change
+    return ('network_operator_ipam', 'whereabouts',
+            'deploys no IPAM (the NicClusterPolicy of network-operator 26.x has no whereabouts), and render mode cannot check '
+            'that the cluster has whereabouts (apply mode does): pods on SriovNetworks with whereabouts IPAM would not start '
+            'without it',
+            'set network_operator_ipam: nv-ipam (the default; with sriov_networks_ipam: nv-ipam or host-local), or '
+            'network_operator_ipam: none when you install whereabouts in the cluster yourself (k8snetworkplumbingwg/whereabouts) '
+            'for sriov_networks_ipam: whereabouts')
+
+
 # rdma_verify: (option, lowest allowed, what it is)
 _RDMA_MINIMA = (
     ('rdma_verify_ib_port', 1, 'an HCA port number'),
@@ -254,10 +366,16 @@ _RDMA_MINIMA = (
     ('rdma_verify_connect_retries', 0, 'a retry count'),
     ('rdma_verify_ping_count', 1, 'a ping count'),
     ('rdma_verify_ping_timeout', 1, 'a timeout in seconds'),
+    ('rdma_verify_remeasure_attempts', 0, 'a count of attempts'),
+)
+# rdma_verify: (option, highest allowed, why)
+_RDMA_MAXIMA = (
+    ('rdma_verify_remeasure_attempts', 10, 'each attempt is one more round of perftest over the pairs left, and one more loop '
+     'item of every node'),
 )
 
 
-def _rdma_verify(params, host, inventory, sources=None):
+def _rdma_verify(params, host, inventory, sources=None, reads=None):
     # Both are real role defaults, templated before this check; the pod manifests are written in pod mode's render only.
     written = {'rdma_verify_report_dir': None}
     if params.get('rdma_verify_mode') == 'pod' and params.get('rdma_verify_pod_action') == 'render':
@@ -267,6 +385,10 @@ def _rdma_verify(params, host, inventory, sources=None):
         value = params.get(key)
         if value is not None and value < low:
             problems.append((key, value, 'must be at least %s (%s)' % (low, what), 'set %s to %s or more, or leave it unset' % (key, low)))
+    for key, high, why in _RDMA_MAXIMA:
+        value = params.get(key)
+        if value is not None and value > high:
+            problems.append((key, value, 'must be at most %s (%s)' % (high, why), 'set %s to %s or less, or leave it unset' % (key, high)))
     for name in THRESHOLDS:
         key = 'rdma_verify_' + name
         value = params.get(key)
@@ -310,10 +432,92 @@ def _rdma_verify(params, host, inventory, sources=None):
     return problems
 
 
+def _preflight(params, host, inventory, sources=None, reads=None):
+    # An empty list in a node's host_vars hides the group's rails: the PF default (the first rail's) is then missing.
+    if (reads or {}).get('roce_rails') == [] and not params.get('preflight_pf'):
+        return [('roce_rails', [], 'is empty on this node, and roce_pf is not set: the node has neither rails nor the one rail '
+                 'of roce_pf (an empty roce_rails in host_vars replaces the group\'s rails, it does not add to them)',
+                 "remove roce_rails: [] from this node's host_vars to give it the rails of group_vars/roce_nodes, or list its "
+                 "rails; a one-rail node leaves roce_rails unset and sets roce_pf, roce_pod_subnet and roce_pod_gateway")]
+    return []
+
+
+def _rails_tos_warning(params, host, inventory, sources=None, reads=None):
+    """Rails whose ToS differ leave NCCL_IB_TC unset (_nccl.nccl_env: one traffic class for all HCAs): legal, and said
+    before the change rather than only in phase 2's NCCL settings."""
+    reads = reads or {}
+    rails, cluster = reads.get('roce_rails'), reads.get('roce_qos')
+    if not rails or not params.get('host_network_nccl'):
+        return []
+    overrides = reads.get('rail_overrides_qos') or {}
+    tos = []  # (rail, tos, the variable that set it)
+    for rail in rails:
+        if not isinstance(rail, dict):
+            return []  # the fabric plan names a rail that is not a mapping
+        name, override, own = rail.get('name'), overrides.get(rail.get('name')), rail.get('qos')
+        qos, problems = effective_qos(cluster, own, override, name)
+        if qos is None or problems:
+            return []  # QoS off on a rail, or refused by the fabric plan with its own message
+        where = next((f for f, layer in (('roce_rail_overrides.%s.qos' % name, override), ('roce_rails[%s].qos' % name, own))
+                      if isinstance(layer, dict) and layer.get('tos') is not None), 'roce_qos')
+        tos.append((name, qos['tos'], where + '.tos'))
+    counts = {}
+    for _name, value, _where in tos:
+        counts[value] = counts.get(value, 0) + 1
+    if len(counts) < 2:
+        return []
+    meant = max(counts, key=lambda v: (counts[v], -[t[1] for t in tos].index(v)))
+    odd = [t for t in tos if t[1] != meant]
+    return [(odd[0][2], odd[0][1],
+             "differs from the ToS of the node's other rails (%s): NCCL_IB_TC is one traffic class for all of a job's HCAs, so "
+             "host_network will not set it, and NCCL then sends on traffic class 0, outside the lossless priority"
+             % ', '.join('%s %d' % (name, value) for name, value, _w in tos),
+             'give every rail the same tos: set it once in roce_qos and remove the rails\' own (%s); or keep them and set '
+             'NCCL_IB_TC in the jobs yourself' % ', '.join(sorted({w for _n, _v, w in tos if w != 'roce_qos.tos'})))]
+
+
+def _as_list(value):
+    return value if isinstance(value, list) else None
+
+
+def _preflight_reads(lookup):
+    return {'roce_rails': []} if lookup('roce_rails') == [] else {}
+
+
+def _network_operator_reads(lookup):
+    ipam = lookup('sriov_networks_ipam')
+    if ipam is None:
+        ipam = with_role_defaults('sriov_networks', ('sriov_networks_ipam',))['sriov_networks_ipam']
+    return {'sriov_networks_ipam': ipam}
+
+
+def _host_network_reads(lookup):
+    # roce_qos and roce_rails are mostly group_vars' own objects, which the memo key takes by identity; of a node's
+    # roce_rail_overrides only the QoS (a node's own pf does not make its key differ from the others').
+    rails, cluster = _as_list(lookup('roce_rails')), lookup('roce_qos')
+    if cluster is None or not rails or len(rails) < 2:
+        return {}
+    overrides = lookup('roce_rail_overrides')
+    own = {name: o['qos'] for name, o in overrides.items() if isinstance(o, dict) and o.get('qos') is not None} \
+        if isinstance(overrides, dict) else {}
+    return {'roce_qos': cluster, 'roce_rails': rails, 'rail_overrides_qos': own or None}
+
+
 CHECKS = {
     'host_network': _host_network,
     'network_operator': _network_operator,
+    'preflight': _preflight,
     'rdma_verify': _rdma_verify,
+}
+WARNINGS = {
+    'host_network': _rails_tos_warning,
+}
+# What the rules of a role read besides its options: lookup(name) gives the variable as the role sees it on the host
+# (None when unset); the result goes to the rules as ``reads`` and is part of their memo key, so keep it small.
+READS = {
+    'host_network': _host_network_reads,
+    'network_operator': _network_operator_reads,
+    'preflight': _preflight_reads,
 }
 
 
@@ -349,13 +553,25 @@ def _quoted_forms(value):
         yield repr(value)
 
 
-def role_problems(role_short, params, host, inventory=None, refused=(), *, sources=None):
+def role_reads(role_short, lookup):
+    """What the rules of ``role_short`` read besides its options (READS), through ``lookup(name)``: {} when nothing."""
+    reads = READS.get(role_short)
+    return reads(lookup) if reads else {}
+
+
+def role_problems(role_short, params, host, inventory=None, refused=(), *, sources=None, reads=None, rules=None):
     """[(field, value, problem, fix)] of the cross-field rules of ``role_short`` for one host's values.
     ``refused`` names the options the argument spec refused: their values are not converted, so the
     rules skip them (the spec's message names them already). ``sources``: the inventory sources of the run
-    (ansible_inventory_sources), which no output directory may be inside."""
-    check = CHECKS.get(role_short)
+    (ansible_inventory_sources), which no output directory may be inside. ``reads``: ``role_reads``' answer.
+    ``rules``: CHECKS (the default) or WARNINGS."""
+    check = (CHECKS if rules is None else rules).get(role_short)
     if not check:
         return []
     params = {k: v for k, v in params.items() if k not in refused or k in _PER_ENTRY}
-    return check(params, host, inventory, sources)
+    return check(params, host, inventory, sources, reads or {})
+
+
+def role_warnings(role_short, params, host, inventory=None, refused=(), *, sources=None, reads=None):
+    """Like ``role_problems``, for the WARNINGS rules: legal values that do something the user may not expect."""
+    return role_problems(role_short, params, host, inventory, refused, sources=sources, reads=reads, rules=WARNINGS)

@@ -121,7 +121,8 @@ class Context:
             value, source = self.role.defaults[name], 'default'
         else:
             return OMITTED, None
-        if ra.has_template(value):
+        # By identity for the containers every host shares (group_vars): judged once, not walked again per host.
+        if self.templater.key_cache.has_template(value):
             value = self.templater.template_once(value, self)
         return value, source
 
@@ -129,7 +130,7 @@ class Context:
         """``name`` as the role sees it on this host (its variables over the role's vars and defaults), templated;
         ra.UNDEFINED when none of them has it, OMITTED when it templates to omit."""
         value = self.raw_lookup(name)
-        if value is not ra.UNDEFINED and ra.has_template(value):
+        if value is not ra.UNDEFINED and self.templater.key_cache.has_template(value):
             value = self.templater.template_once(value, self)
         return value
 

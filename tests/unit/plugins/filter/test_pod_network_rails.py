@@ -119,3 +119,12 @@ def test_a_rails_bad_vf_id_is_refused_for_the_whole_fabric_before_phase_1():
     with pytest.raises(GpufabricError) as err:
         fabric_table(hv, list(hv))
     assert "gpu01: roce_rails[rail0].vfs[id=12].id=12: PF enp12s0np0 will have 8 VFs (ids 0..7)" in str(err.value)
+
+
+def test_the_plan_refuses_a_leftover_one_rail_subnet_beside_rails_naming_the_node():
+    """Issue 43 class 10: roce_pod_subnet left in a node's host_vars when it moved to roce_rails was ignored silently."""
+    hv = fleet(3, gpu01={"roce_pod_subnet": "10.255.0.4/30", "roce_pod_gateway": "10.255.0.6"})
+    with pytest.raises(GpufabricError) as exc:
+        fabric_table(hv)
+    assert (exc.value.host, exc.value.field, exc.value.value) == ("gpu01", "roce_pod_subnet", "10.255.0.4/30")
+    assert "remove roce_pod_subnet and roce_pod_gateway from this node's variables" in exc.value.fix

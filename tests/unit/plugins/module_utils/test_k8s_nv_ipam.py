@@ -193,3 +193,71 @@ def test_what_a_test_pod_attaches_to_is_what_the_render_names(ipam):
                 assert "nvidia.com/" + networks[att["network"]] == att["resource"], (host, att)
                 node = next(n for n in out["nodes"] if n["host"] == host)
                 assert att["resource"] in node["resources"]
+
+
+# ---- issue 43 class 8: pools nothing should render ----------------------------------------------------------------------
+
+def test_one_rail_blocks_far_apart_are_refused_instead_of_a_pool_of_the_whole_address_space():
+    """Before: 10.255.x and 172.16.x gave the CIDRPool cidr 0.0.0.0/0 (nv-ipam hands its blocks to any node)."""
+    hosts, hv = inventory("example")
+    hosts.append("node3")
+    hv["node3"] = dict(hv["node2"], roce_node_name="node3", roce_pod_subnet="172.16.0.0/30", roce_pod_gateway="172.16.0.2")
+    (err,) = errors(hosts, hv)
+    assert (err["host"], err["field"], err["value"]) == ("node3", "roce_pod_subnet", "172.16.0.0/30")
+    assert err["problem"].startswith("is far from the other nodes' blocks of nv-ipam pool roce (node1's 10.255.0.0/30): the pool's "
+                                     "cidr, the smallest network holding them all, would be 0.0.0.0/0, which is not a unicast range")
+    assert err["fix"] == ("give node3 a /30 block near the other nodes' blocks of the pool, inside 10.255.0.0/29 (node1's is "
+                          "10.255.0.0/30), and roce_pod_gateway a host address of it")
+    # The fix applied: a /30 next to the others renders.
+    hv["node3"].update(roce_pod_subnet="10.255.0.8/30", roce_pod_gateway="10.255.0.10")
+    (pool,) = render_sriov(hosts, hv, sriov_defaults(NV_IPAM))["ip_pools"]
+    assert pool["spec"]["cidr"] == "10.255.0.0/28"
+
+
+def test_the_odd_node_is_the_one_outside_the_range_most_blocks_are_in():
+    hosts, hv = inventory("example")
+    hv["node1"].update(roce_pod_subnet="192.168.0.0/30", roce_pod_gateway="192.168.0.2")
+    hosts.append("node3")
+    hv["node3"] = dict(hv["node2"], roce_node_name="node3", roce_pod_subnet="10.255.0.8/30", roce_pod_gateway="10.255.0.10")
+    (err,) = errors(hosts, hv)
+    assert (err["host"], err["value"]) == ("node1", "192.168.0.0/30")
+
+
+def test_rail_pools_nested_in_each_other_are_refused_once_for_the_rail():
+    """Before: rendered as two overlapping CIDRPools (10.101.0.0/16 inside rail0's 10.0.0.0/8)."""
+    hosts, hv = fleet(3, n_rails=2)
+    plan = [dict(hv["gpu000"]["roce_rails"][0], subnet_pool="10.0.0.0/8", subnet_prefix=24), hv["gpu000"]["roce_rails"][1]]
+    for h in hosts:
+        hv[h]["roce_rails"] = plan
+    (err,) = errors(hosts, hv)
+    assert (err["host"], err["field"], err["value"]) == ("gpu000 (and 2 other nodes: gpu001, gpu002)", "roce_rails[rail1].subnet_pool",
+                                                         "10.102.0.0/16")
+    assert err["problem"].startswith("overlaps rail rail0's subnet_pool 10.0.0.0/8: their nv-ipam CIDRPools roce-rail0 and roce-rail1 "
+                                     "would overlap")
+    assert err["fix"] == ("give every rail a subnet_pool of its own, disjoint from the other rails': narrow rail rail0's so that it "
+                          "leaves out 10.102.0.0/16, or move rail rail1's outside 10.0.0.0/8")
+    # host-local renders no pool: nothing to refuse there.
+    render_sriov(hosts, hv, sriov_defaults({}))
+
+
+def _pcp(hv, hosts, vlan_qos, **qos):
+    for h in hosts:
+        hv[h]["roce_qos"] = dict({"trust": "pcp"}, **qos)
+    return sriov_defaults(dict(NV_IPAM, sriov_networks_vlan_qos=vlan_qos))
+
+
+def test_a_vf_priority_pfc_does_not_protect_is_refused_under_trust_pcp_once_for_the_nodes():
+    """Issue 43 class 9. Before: trust pcp with sriov_networks_vlan_qos 5 put the pods' RoCE on priority 5, PFC on 3."""
+    hosts, hv = fleet(3, n_rails=2)
+    with pytest.raises(RenderValidationError) as exc:
+        render_sriov(hosts, hv, _pcp(hv, hosts, 5))
+    (err,) = exc.value.errors
+    assert (err["host"], err["field"], err["value"]) == ("gpu000 (and 2 other nodes: gpu001, gpu002)", "sriov_networks_vlan_qos", 5)
+    assert err["problem"].startswith("puts the VFs' traffic, RoCE included, on priority 5")
+    assert "but PFC is on [3]" in err["problem"]
+    assert err["fix"].startswith("set sriov_networks_vlan_qos to 3, the RoCE priority (tos 106 >> 5), or use trust: dscp in roce_qos")
+    assert err["fix_vars"] == [{h: {"sriov_networks_vlan_qos": 3} for h in hosts}]
+    # Both fixes render; so does a priority PFC protects, and trust dscp whatever the VLAN priority.
+    render_sriov(hosts, hv, _pcp(hv, hosts, 3))
+    render_sriov(hosts, hv, _pcp(hv, hosts, 5, trust="dscp"))
+    render_sriov(hosts, hv, _pcp(hv, hosts, 5, pfc_priorities=[3, 5], ecn_priorities=[3]))

@@ -486,6 +486,16 @@ BAD_INPUTS = [
         "the whereabouts range 10.255.0.0/16: the pod has no on-link path to it. "
         "Fix: set its gw to the pod gateway 10.255.0.1, or leave gw out of the route (the pod then uses the IPAM gateway)",
     ),
+    (
+        # Issue 43 class 9: one mistake (the cluster's vlan_qos) is one message naming the nodes it applies to.
+        "vlan-qos-outside-pfc-under-trust-pcp",
+        lambda hv, d: (hv["node1"].update(roce_qos={"trust": "pcp"}), hv["node2"].update(roce_qos={"trust": "pcp"}),
+                       d.update(sriov_networks_vlan_qos=5)),
+        "node1 (and 1 other node: node2): sriov_networks_vlan_qos=5: puts the VFs' traffic, RoCE included, on priority 5 (the priority "
+        "of the VLAN tag the VFs' traffic gets, by which trust: pcp classifies it), but PFC is on [3]: RoCE in the pods would not be "
+        "lossless. Fix: set sriov_networks_vlan_qos to 3, the RoCE priority (tos 106 >> 5), or use trust: dscp in roce_qos (RoCE is "
+        "then classified by its DSCP, whatever the VLAN priority)",
+    ),
 ]
 
 

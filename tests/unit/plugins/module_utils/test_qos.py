@@ -112,3 +112,36 @@ def test_a_rail_qos_without_roce_qos_is_refused():
 def test_one_rail_nodes_carry_qos_too():
     table = fabric_table(_fleet(2, roce_qos={'tos': 104}))
     assert gateway_args_list(table, 'n1')[0]['qos']['tos'] == 104
+
+
+# ---- issue 43 class 9: CNPs on RoCE's own DSCP --------------------------------------------------------------------------
+
+def test_cnps_on_roces_own_dscp_are_refused_under_trust_dscp():
+    """Before: accepted, and the roce_qos module kept RoCE's DSCP APP entry and dropped the CNPs' (wanted_dscp_apps)."""
+    _q, problems = effective_qos({'cnp_dscp': 26})
+    ((field, value, problem, fix),) = problems
+    assert (field, value) == ('roce_qos.cnp_dscp', 26)
+    assert problem.startswith("is RoCE's own DSCP (tos 106 >> 2 = 26): under trust dscp one DSCP maps to one priority")
+    assert fix == 'give CNPs a DSCP of their own, e.g. cnp_dscp: 48'
+    assert effective_qos({'cnp_dscp': int(fix.rsplit(' ', 1)[1])})[1] == []
+    # Under trust pcp CNPs take their priority from cnp_priority (the PCP), not from a DSCP entry.
+    assert effective_qos({'cnp_dscp': 26, 'trust': 'pcp'})[1] == []
+
+
+def test_a_tos_on_the_cnp_dscp_is_blamed_on_the_tos_the_user_set():
+    _q, problems = effective_qos({'tos': 192, 'pfc_priorities': [6], 'ecn_priorities': [6]}, {'enabled': True}, None, 'rail1')
+    ((field, value, problem, fix),) = problems
+    assert (field, value) == ('roce_qos.tos', 192)
+    assert 'puts RoCE traffic on DSCP 48 (tos >> 2), the DSCP of CNPs (cnp_dscp 48)' in problem
+    cnp = int(fix.split('cnp_dscp: ')[1].split(',')[0])
+    tos = int(fix.split('tos: ')[1].rstrip(')'))
+    # Both alternatives the fix offers pass.
+    assert effective_qos({'tos': 192, 'pfc_priorities': [6], 'ecn_priorities': [6], 'cnp_dscp': cnp})[1] == []
+    assert effective_qos({'tos': tos, 'pfc_priorities': [6], 'ecn_priorities': [6]})[1] == []
+
+
+def test_a_group_qos_mistake_is_one_message_naming_the_nodes():
+    with pytest.raises(GpufabricError) as exc:
+        fabric_table(_fleet(30, roce_qos={'cnp_dscp': 26}))
+    assert not hasattr(exc.value, 'errors')
+    assert exc.value.host == 'n0 (and 29 other nodes: n1, n2, n3, ...)' and exc.value.field == 'roce_qos.cnp_dscp'

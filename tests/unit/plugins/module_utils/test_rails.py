@@ -143,3 +143,36 @@ def test_roce_vfs_with_rails_is_refused_instead_of_setting_no_vf():
     problems = _rails({"roce_rails": PLAN, "roce_vfs": [{"id": 6, "vlan": 100}]})[1]
     assert [p[0] for p in problems] == ["roce_vfs"]
     assert "roce_rail_overrides.<rail>.vfs" in problems[0][3]
+
+
+# ---- issue 43 class 10: a fractional prefix, and the one rail's pod network left beside roce_rails -----------------------
+
+@pytest.mark.parametrize("prefix", [24.5, 24.0, True, "24.5"])
+def test_a_subnet_prefix_that_is_not_a_whole_number_is_refused(prefix):
+    """Before: int() took 24.5 as 24 (and True as 1) and planned the node's subnets with it."""
+    plan = [dict(PLAN[0], subnet_prefix=prefix)]
+    rails, problems = _rails({"roce_rails": plan})
+    assert rails == []
+    ((field, value, problem, fix),) = problems
+    assert (field, value) == ("roce_rails[rail0].subnet_prefix", prefix)
+    assert problem == "is not a prefix length between the pool's /16 and /30 (a whole number)"
+    assert fix == "set subnet_prefix to the size of one node's pod subnet, e.g. 24"
+
+
+def test_a_subnet_prefix_as_a_template_renders_it_is_fine():
+    rails, problems = _rails({"roce_rails": [dict(PLAN[0], subnet_prefix="26")]})
+    assert problems == [] and rails[0]["subnet"] == "10.101.0.0/26"
+
+
+@pytest.mark.parametrize("leftover,field", [
+    ({"roce_pod_subnet": "10.255.0.0/30", "roce_pod_gateway": "10.255.0.2"}, "roce_pod_subnet"),
+    ({"roce_pod_gateway": "10.255.0.2"}, "roce_pod_gateway"),
+])
+def test_the_one_rail_pod_network_beside_rails_is_refused(leftover, field):
+    """Before: ignored silently; the node's rails got their subnets from the pools, not what its host_vars said."""
+    rails, problems = _rails(dict({"roce_rails": PLAN}, **leftover))
+    ((f, value, problem, fix),) = problems
+    assert (f, value) == (field, leftover[field])
+    assert problem.startswith("is a one-rail setting and gives no rail its")
+    assert fix.startswith("remove %s from this node's variables" % " and ".join(leftover))
+    assert len(rails) == 2  # the rails themselves are still derived (and checked)

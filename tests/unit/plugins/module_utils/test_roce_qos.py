@@ -192,3 +192,12 @@ def test_state_absent_removes_the_tos_group_and_the_unit_four_ways(tree):
     assert ways == [True, True, False, False]
     assert not os.path.exists(group) and units.units == {}
     assert 'pfc_priorities' in result['left']
+
+
+def test_cnps_on_roces_own_dscp_are_refused_by_the_module_too(tree):
+    """The second line (the fabric plan refuses it first): one DSCP APP entry cannot map RoCE and CNPs apart."""
+    dcb = FakeDcb()
+    with pytest.raises(GpufabricError) as exc:
+        run('h', _params(tree, cnp_dscp=26), True, dcb=dcb, pause=FakePause())
+    assert (exc.value.field, exc.value.value) == ('cnp_dscp', 26) and exc.value.fix == 'give CNPs a DSCP of their own, e.g. 48'
+    assert dcb.calls == []

@@ -2,8 +2,9 @@
 # Copyright: (c) 2026, gpufabric.roce maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The cross-field rules validate_role_arguments runs for every host before phase 1
-(plugins/plugin_utils/_role_checks.py): per-VF roce_vfs entries, network_operator_* values, rdma_verify_*
-values. Each problem names the field, the value and a fix; the action adds the host."""
+(plugins/plugin_utils/_role_checks.py): per-VF roce_vfs entries, the drain's delegate and node name, network_operator_*
+values (GitOps settings, the IPAM component), rdma_verify_* values, an empty roce_rails, and the warning about rails whose
+ToS differ. Each problem names the field, the value and a fix; the action adds the host."""
 
 import pathlib
 from unittest import mock
@@ -16,7 +17,15 @@ from ansible.template import Templar, trust_as_template
 from ansible_collections.gpufabric.roce.plugins.module_utils._perftest import PerftestError
 from ansible_collections.gpufabric.roce.plugins.module_utils._perftest import validate as perftest_validate
 from ansible_collections.gpufabric.roce.plugins.action.validate_role_arguments import ActionModule
-from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_checks import NOT_SHOWN, output_dir_problems, redact, role_problems, secret_field
+from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_checks import (
+    NOT_SHOWN,
+    output_dir_problems,
+    redact,
+    role_problems,
+    role_reads,
+    role_warnings,
+    secret_field,
+)
 from roce_default_standin import patched as roce_default_standin
 
 HN = {'host_network_vf_mode': 'host', 'host_network_num_vfs': 8, 'host_network_sriov_pf': 'eni10np1', 'host_network_vfs': []}
@@ -302,3 +311,193 @@ def test_output_dirs_are_checked_only_where_they_are_written(tmp_path):
     assert fields('rdma_verify', rdma_verify_report_dir=str(tmp_path / 'r'), rdma_verify_mode='host', rdma_verify_pod_render_dir=inside) == []
     assert fields('rdma_verify', rdma_verify_report_dir=str(tmp_path / 'r'), rdma_verify_mode='pod', rdma_verify_pod_action='render',
                   rdma_verify_pod_image='registry.example/perftest:1', rdma_verify_pod_render_dir=inside) == ['rdma_verify_pod_render_dir']
+
+
+# ---- issue 43 classes 9 and 10, issue 42 item 3: values each legal alone, refused (or warned about) before any change ----
+
+def test_a_node_name_that_is_not_dns_1123_is_refused_in_either_vf_mode():
+    """Before: accepted, and the drain failed on the node in phase 2 ('no such node')."""
+    for mode in ('host', 'operator'):
+        found = _vf_problems([], host_network_vf_mode=mode, host_network_node_name='GPU_Node1')
+        assert found == [('host_network_node_name', 'GPU_Node1', "is not a Kubernetes node name (a DNS-1123 subdomain: at most 253 "
+                          "lower-case letters, digits, '-' and '.', starting and ending with a letter or digit)")]
+    assert _vf_problems([], host_network_node_name='gpu-node1.rack2') == []
+    assert _vf_problems([], host_network_node_name='') == []
+
+
+DRAIN = dict(host_network_drain=True, host_network_allow_vf_reset=True)
+
+
+def _drain_problems(delegate, **kw):
+    params = dict(HN, host_network_drain_delegate_to=delegate, **dict(DRAIN, **kw))
+    return [(f, v, p) for f, v, p, _fix in role_problems('host_network', params, 'node1', INVENTORY)]
+
+
+def test_a_drain_delegate_outside_the_inventory_is_refused():
+    """Before: accepted; the drain's first task then failed in phase 2, after other nodes had changed."""
+    (found,) = _drain_problems('contoller')
+    assert found == ('host_network_drain_delegate_to', 'contoller',
+                     'is not a host of the inventory: the drain before a VF reset runs its Kubernetes tasks there')
+    fix = role_problems('host_network', dict(HN, host_network_drain_delegate_to='contoller', **DRAIN), 'node1', INVENTORY)[0][3]
+    assert 'e.g. localhost' in fix and 'leave it unset' in fix
+    # An inventory host, and Ansible's implicit localhost, are fine; so is any name where no drain happens.
+    assert _drain_problems('node2') == [] and _drain_problems('localhost') == [] and _drain_problems('127.0.0.1') == []
+    assert _drain_problems('contoller', host_network_allow_vf_reset=False) == []
+    assert _drain_problems('contoller', host_network_vf_mode='operator') == []
+
+
+def test_remeasure_attempts_must_be_between_0_and_10():
+    assert _rv_problems(rdma_verify_remeasure_attempts=-1) == [
+        ('rdma_verify_remeasure_attempts', 'must be at least 0 (a count of attempts)')]
+    (found,) = _rv_problems(rdma_verify_remeasure_attempts=1000000)
+    assert found[0] == 'rdma_verify_remeasure_attempts' and found[1].startswith('must be at most 10 (each attempt is one more round')
+    assert _rv_problems(rdma_verify_remeasure_attempts=0) == [] and _rv_problems(rdma_verify_remeasure_attempts=10) == []
+
+
+def _gitops(**kw):
+    return dict(NO, network_operator_gitops=dict({'flux_interval': '10m', 'flux_namespace': 'flux-system', 'argocd_namespace': 'argocd',
+                                                   'flux_source': {'kind': 'GitRepository', 'name': 'flux-system'}}, **kw))
+
+
+@pytest.mark.parametrize('kw,field,value,problem,fix', [
+    ({'flux_source': {'kind': 'gitrepository', 'name': 'flux-system'}}, 'network_operator_gitops.flux_source.kind', 'gitrepository',
+     'is not a kind of Flux source a Kustomization can name (GitRepository, OCIRepository, Bucket; Flux spells them exactly)',
+     'set kind: GitRepository'),
+    ({'flux_source': {'kind': 'GitRepo', 'name': 'flux-system'}}, 'network_operator_gitops.flux_source.kind', 'GitRepo',
+     'is not a kind of Flux source a Kustomization can name (GitRepository, OCIRepository, Bucket; Flux spells them exactly)',
+     'set kind: GitRepository'),
+    ({'flux_source': {'kind': 'GitRepository', 'name': 'Flux_System'}}, 'network_operator_gitops.flux_source.name', 'Flux_System',
+     'is not the name of a Kubernetes object', 'set name to the Flux source of the GitOps repository, e.g. flux-system (flux get sources all)'),
+    ({'flux_source': {'kind': 'GitRepository', 'name': 'x', 'namespace': 'Flux System'}}, 'network_operator_gitops.flux_source.namespace',
+     'Flux System', 'is not a namespace name (a DNS-1123 label)',
+     'use the namespace of the Flux source, e.g. flux-system, or leave it unset for flux_namespace'),
+    ({'flux_source': {'kind': 'GitRepository', 'name': 'x', 'ref': 'main'}}, 'network_operator_gitops.flux_source', ['ref'],
+     'unknown key(s)', 'use only: kind, name, namespace'),
+    ({'flux_namespace': 'Flux_System'}, 'network_operator_gitops.flux_namespace', 'Flux_System', 'is not a namespace name (a DNS-1123 label)',
+     'use lower-case letters, digits and "-", at most 63, e.g. flux-system'),
+    ({'argocd_namespace': 'argo.cd'}, 'network_operator_gitops.argocd_namespace', 'argo.cd', 'is not a namespace name (a DNS-1123 label)',
+     'use lower-case letters, digits and "-", at most 63, e.g. argocd'),
+    ({'repo_path': '/srv/gitops/render-out'}, 'network_operator_gitops.repo_path', '/srv/gitops/render-out', None, None),
+    ({'repo_path': '../render-out'}, 'network_operator_gitops.repo_path', '../render-out', None, None),
+    ({'repo_path': './a/../../render-out'}, 'network_operator_gitops.repo_path', './a/../../render-out', None, None),
+])
+def test_gitops_settings_flux_or_argo_cd_would_refuse_are_refused(kw, field, value, problem, fix):
+    """Before: rendered into flux/ and argocd/, and refused (or pointed at nothing) only by the GitOps tool."""
+    found = [p for p in role_problems('network_operator', _gitops(**kw), 'localhost') if p[0] == field]
+    assert len(found) == 1 and found[0][1] == value, found
+    if problem is None:  # repo_path
+        assert found[0][2].startswith('is not a path inside the GitOps repository')
+        assert found[0][3].startswith('write where roce_render_dir sits in the GitOps repository, relative to its root, e.g. ./render-out')
+    else:
+        assert found[0][2:] == (problem, fix)
+
+
+def test_valid_gitops_settings_pass_and_a_local_chart_needs_a_chart_source():
+    assert _no_problems(**{'network_operator_gitops': _gitops(repo_path='./clusters/a/render-out')['network_operator_gitops']}) == []
+    assert _no_problems(**{'network_operator_gitops': _gitops(repo_path='render-out')['network_operator_gitops']}) == []
+    oci = _gitops(flux_source={'kind': 'OCIRepository', 'name': 'gitops'})
+    assert role_problems('network_operator', oci, 'localhost') == []
+    # A local chart is read by the HelmRelease through the same source: a chart's sourceRef cannot be an OCIRepository.
+    (found,) = role_problems('network_operator', dict(oci, network_operator_chart_path='/srv/charts/network-operator-26.4.1.tgz'), 'localhost')
+    assert found[:2] == ('network_operator_gitops.flux_source.kind', 'OCIRepository')
+    assert 'network_operator_chart_path is set' in found[2] and found[3] == 'set kind: GitRepository'
+
+
+def _ipam(mode, sriov_ipam=None, **kw):
+    reads = {} if sriov_ipam is None else {'sriov_networks_ipam': sriov_ipam}
+    params = dict(NO, roce_k8s_mode=mode, network_operator_ipam='whereabouts', **kw)
+    return [p for p in role_problems('network_operator', params, 'localhost', reads=reads) if p[0] == 'network_operator_ipam']
+
+
+def test_whereabouts_is_refused_in_render_mode_with_the_alternatives():
+    """Issue 42 item 3. Before: render mode wrote SriovNetworks whose pods could not start; apply mode refuses a cluster
+    without the whereabouts CRD, which render mode cannot see."""
+    (found,) = _ipam('render', 'whereabouts')
+    assert found[1] == 'whereabouts' and 'render mode cannot check that the cluster has whereabouts' in found[2]
+    assert found[3] == ('set network_operator_ipam: nv-ipam (the default; with sriov_networks_ipam: nv-ipam or host-local), or '
+                        'network_operator_ipam: none when you install whereabouts in the cluster yourself (k8snetworkplumbingwg/whereabouts) '
+                        'for sriov_networks_ipam: whereabouts')
+    assert _ipam('apply', 'whereabouts') == []  # apply mode checks the CRD in the cluster before the first change
+    # The alternatives the fix names pass.
+    for ipam in ('nv-ipam', 'none'):
+        assert [p for p in role_problems('network_operator', dict(NO, roce_k8s_mode='render', network_operator_ipam=ipam), 'localhost',
+                                         reads={'sriov_networks_ipam': 'whereabouts'}) if p[0] == 'network_operator_ipam'] == []
+
+
+def test_nv_ipam_pools_with_whereabouts_are_one_message_in_either_mode():
+    """Issue 43 class 8: sriov_networks_ipam nv-ipam renders CIDRPools that whereabouts does not serve."""
+    for mode in ('apply', 'render'):
+        (found,) = _ipam(mode, 'nv-ipam')
+        assert 'sriov_networks_ipam is nv-ipam: nothing would serve its pools' in found[2]
+        assert found[3].startswith('set network_operator_ipam: nv-ipam (the default)')
+
+
+def test_an_empty_rails_list_without_roce_pf_is_named_as_such():
+    found = role_problems('preflight', {}, 'gpu-node02', reads={'roce_rails': []})
+    assert [(f, v) for f, v, _p, _x in found] == [('roce_rails', [])]
+    assert "remove roce_rails: [] from this node's host_vars" in found[0][3]
+    # A one-rail node that spells its rails [] has roce_pf, hence preflight_pf: nothing to say.
+    assert role_problems('preflight', {'preflight_pf': 'enp157s0np0'}, 'node1', reads={'roce_rails': []}) == []
+
+
+def _qos_reads(rails, overrides=None, cluster=None):
+    """What the action hands the host_network rules (role_reads), from the node's variables."""
+    variables = {'roce_qos': {} if cluster is None else cluster,
+                 'roce_rails': [dict({'name': name, 'pf': 'enp%ds0np0' % i}, **({'qos': qos} if qos else {}))
+                                for i, (name, qos) in enumerate(rails)],
+                 'roce_rail_overrides': {name: {'pf': 'ens1f0np0', 'qos': qos} for name, qos in (overrides or {}).items()}}
+    return role_reads('host_network', variables.get)
+
+
+def test_rails_with_different_tos_are_a_warning_not_a_refusal():
+    reads = _qos_reads([('rail0', None), ('rail1', None), ('rail2', {'tos': 98})])
+    assert role_problems('host_network', dict(HN, host_network_nccl=True), 'gpu1', reads=reads) == []
+    (warning,) = role_warnings('host_network', dict(HN, host_network_nccl=True), 'gpu1', reads=reads)
+    field, value, problem, fix = warning
+    assert (field, value) == ('roce_rails[rail2].qos.tos', 98)
+    assert problem.startswith("differs from the ToS of the node's other rails (rail0 106, rail1 106, rail2 98): NCCL_IB_TC is one "
+                              'traffic class for all of a job\'s HCAs, so host_network will not set it')
+    assert fix == ("give every rail the same tos: set it once in roce_qos and remove the rails' own (roce_rails[rail2].qos.tos); or keep "
+                   'them and set NCCL_IB_TC in the jobs yourself')
+    # A node's own override is named as such; the same ToS everywhere, or no NCCL settings, says nothing.
+    reads = _qos_reads([('rail0', None), ('rail1', None)], overrides={'rail1': {'tos': 98}})
+    assert role_warnings('host_network', dict(HN, host_network_nccl=True), 'gpu1', reads=reads)[0][0] == 'roce_rail_overrides.rail1.qos.tos'
+    assert role_warnings('host_network', dict(HN, host_network_nccl=False), 'gpu1', reads=reads) == []
+    same = _qos_reads([('rail0', {'tos': 98}), ('rail1', None)], cluster={'tos': 98})
+    assert role_warnings('host_network', dict(HN, host_network_nccl=True), 'gpu1', reads=same) == []
+
+
+# ---- through the action: what the rules read besides the options, one message per mistake, warnings once ----------------
+
+def test_action_names_an_empty_rail_list_once_not_as_a_missing_preflight_pf():
+    """Before: 'preflight_pf=null: missing required arguments: preflight_pf', which names neither the cause nor its fix."""
+    rails = [{'name': 'rail0', 'pf': 'enp12s0np0', 'vlan': 101, 'subnet_pool': '10.101.0.0/16'}]
+    hosts = {'gpu1': {'inventory_hostname': 'gpu1', 'roce_rails': rails}, 'gpu2': {'inventory_hostname': 'gpu2', 'roce_rails': []}}
+    result = _run(hosts, ['gpufabric.roce.preflight'])
+    assert result['failed'] and len(result['problems']) == 1, result['msg']
+    assert result['msg'].startswith('1 problem in the role arguments of 1 host')
+    assert 'gpu2: roce_rails=[]: is empty on this node, and roce_pf is not set' in result['msg']
+    assert 'preflight_pf' not in result['msg']
+    # Without roce_rails at all, the spec's own message stays (nothing else explains it).
+    result = _run({'gpu3': {'inventory_hostname': 'gpu3'}}, ['gpufabric.roce.preflight'])
+    assert 'preflight_pf=null: missing required arguments: preflight_pf' in result['msg']
+
+
+def test_action_reads_sriov_networks_ipam_beside_the_network_operator_options():
+    hosts = {'localhost': _node('localhost', network_operator_ipam='whereabouts', sriov_networks_ipam='nv-ipam')}
+    result = _run(hosts, ['gpufabric.roce.network_operator'])
+    assert 'localhost: network_operator_ipam="whereabouts": deploys no IPAM' in result['msg']
+    assert 'sriov_networks_ipam is nv-ipam' in result['msg']
+    # sriov_networks_ipam unset: its role default (host-local), and apply mode: nothing to refuse.
+    assert not _run({'localhost': _node('localhost', network_operator_ipam='whereabouts')}, ['gpufabric.roce.network_operator']).get('failed')
+
+
+def test_action_warns_once_for_every_node_with_the_same_rails_tos():
+    rails = [{'name': 'rail0', 'pf': 'enp12s0np0'}, {'name': 'rail1', 'pf': 'enp18s0np0', 'qos': {'tos': 98}}]
+    hosts = {h: {'inventory_hostname': h, 'roce_rails': rails, 'roce_qos': {}} for h in ('gpu1', 'gpu2', 'gpu3')}
+    result = _run(hosts, ['gpufabric.roce.host_network'])
+    assert not result.get('failed'), result['msg']
+    (line,) = result['warnings']
+    assert line.startswith('gpu1 (and 2 other hosts: gpu2, gpu3): roce_rails[rail1].qos.tos=98: differs from the ToS of the node\'s '
+                           'other rails (rail0 106, rail1 98)')
+    assert 'Fix: give every rail the same tos' in line
