@@ -1,19 +1,20 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufabric.roce maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Action plugin of gpufabric.roce.manifest_files: write YAML files on the controller in one step."""
+"""Action plugin of gpufabric.roce.manifest_files: write YAML files on the controller in one step, all or nothing
+(plugin_utils/_render_stage.py)."""
 
 import contextlib
 import json
 import multiprocessing
 import os
 import re
-import tempfile
 
 import yaml
 
 from ansible.plugins.action import ActionBase
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import _plain
+from ansible_collections.gpufabric.roce.plugins.plugin_utils import _render_stage as rs
 
 try:
     _Dumper = yaml.CSafeDumper
@@ -77,29 +78,10 @@ def yaml_texts(files, workers=None):
     return out
 
 
-def _tmp_prefix(name):
-    return "." + name + "."
-
-
-def _write_atomically(dest, name, text, perm):
-    """Write through a temporary file renamed into place; on any failure (a full disk) remove the temporary."""
-    fd, tmp_path = tempfile.mkstemp(prefix=_tmp_prefix(name), dir=dest)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.chmod(tmp_path, perm)
-        os.replace(tmp_path, os.path.join(dest, name))
-    except BaseException:
-        # The write's own error is the one to report, not a failed clean-up of its temporary.
-        with contextlib.suppress(OSError):
-            os.unlink(tmp_path)
-        raise
-
-
 def stale_temporaries(dest, names):
     """Temporaries of this plugin's own naming (``.<file>.XXXXXXXX``, tempfile.mkstemp's 8 characters) for the files
     ``names`` in ``dest``, left by a run that was killed mid-write: nothing else in the directory matches."""
-    patterns = [re.compile(re.escape(_tmp_prefix(n)) + r"[a-z0-9_]{8}\Z") for n in names]
+    patterns = [re.compile(re.escape(rs.tmp_prefix(n)) + r"[a-z0-9_]{8}\Z") for n in names]
     try:
         entries = os.listdir(dest)
     except OSError:
@@ -127,13 +109,62 @@ def with_objects(files, objects, object_files):
     return dict(files, **{name: parsed[key] for name, key in object_files.items()}), None
 
 
+def _read(path):
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+def _mode_differs(path, perm):
+    return (os.stat(path).st_mode & 0o7777) != perm
+
+
+def _inside(path, root):
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("dest", "files", "mode", "absent", "objects", "object_files"))
+    _VALID_ARGS = frozenset(("dest", "files", "mode", "absent", "objects", "object_files", "copy_from", "stage", "commit", "discard"))
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         args = self._task.args
+        check = bool(self._task.check_mode)
+        ops = [k for k in ("commit", "discard") if args.get(k)]
+        if ops:
+            return self._transaction(result, args, ops, check)
+        return self._write(result, args, check)
+
+    @staticmethod
+    def _transaction(result, args, ops, check):
+        others = sorted(k for k in args if k not in ("commit", "discard") and args.get(k) not in (None, "", [], {}))
+        if len(ops) > 1 or others:
+            result.update(failed=True, msg="commit and discard each take the root of the rendered tree alone, got %s" % ", ".join(ops + others))
+            return result
+        op = ops[0]
+        root = os.path.abspath(os.path.expanduser(str(args[op])))
+        # Check mode stages nothing (the writes only report), so there is nothing to swap in or remove.
+        if check:
+            result.update(changed=False, files=[], removed=[])
+            return result
+        try:
+            if op == "commit":
+                written, removed = rs.commit(root)
+                result.update(changed=bool(written or removed), files=written, removed=removed)
+            else:
+                result.update(changed=rs.discard(root), files=[], removed=[])
+        except rs.StageError as exc:
+            result.update(failed=True, msg=str(exc))
+        except OSError as exc:
+            # Before the swap (reading the staging area) or removing it: nothing of the tree was changed.
+            result.update(failed=True, msg="cannot %s the staging area %s: %s. Nothing was changed in %s. Fix: make it readable and "
+                          "writable, or remove it by hand" % ("read" if op == "commit" else "remove", rs.stage_path(root), exc.strerror or exc, root))
+        return result
+
+    def _write(self, result, args, check):
         dest, files, mode = args.get("dest"), args.get("files"), str(args.get("mode", "0644"))
         absent = args.get("absent") or []
         if not dest or not isinstance(files, dict):
@@ -156,66 +187,90 @@ class ActionModule(ActionBase):
             result.update(failed=True, msg="file names must be plain names without a directory part: %s" % ", ".join(map(str, bad)))
             return result
         dest = os.path.abspath(os.path.expanduser(str(dest)))
-        check = bool(self._task.check_mode)
-        out, changed = [], False
-        if not os.path.isdir(dest):
-            changed = True
-            if not check:
-                os.makedirs(dest, mode=perm | ((perm & 0o444) >> 2), exist_ok=True)
-        diffs = []
-        # Checked before anything is written: a file of ``absent`` that is not a regular file stops the task untouched.
-        removed = [os.path.join(dest, n) for n in sorted(set(absent) - set(files)) if os.path.lexists(os.path.join(dest, n))]
-        odd = [p for p in removed if os.path.islink(p) or not os.path.isfile(p)]
-        if odd:
-            result.update(failed=True, msg="%s: in the way of render mode and not a regular file; nothing was written or removed. "
-                          "Fix: move it away by hand" % ", ".join(odd))
+        # Without stage the task is a transaction of its own, its staging area in dest.
+        staged_by_caller = bool(args.get("stage"))
+        root = os.path.abspath(os.path.expanduser(str(args["stage"]))) if staged_by_caller else dest
+        sub = os.path.relpath(dest, root) if _inside(dest, root) else None
+        if sub is None or sub.split(os.sep)[0] == rs.STAGE:
+            result.update(failed=True, msg="dest %s must be inside stage %s (the root of the rendered tree), outside its staging area %s"
+                          % (dest, root, rs.STAGE))
             return result
-        # A run killed mid-write (or an earlier version's failed one) left its temporaries: remove them now.
-        stale = stale_temporaries(dest, files) if os.path.isdir(dest) else []
-        for path in stale:
-            changed = True
-            if not check:
-                try:
-                    os.unlink(path)
-                except OSError as exc:
-                    result.update(failed=True, msg="cannot remove the stale temporary file %s: %s. Fix: remove it by hand, or make %s "
-                                  "writable (roce_render_dir)" % (path, exc.strerror or exc, dest))
-                    return result
+        sub = "" if sub == "." else sub
+        copies = {}
+        if args.get("copy_from"):
+            try:
+                copies = rs.read_tree(os.path.abspath(os.path.expanduser(str(args["copy_from"]))))
+            except rs.StageError as exc:
+                result.update(failed=True, msg="copy_from=%s. Nothing was written. Fix: give a chart archive (.tgz, as helm package "
+                              "writes it) or a chart directory" % exc)
+                return result
+            both = sorted(set(files) & set(copies))
+            if both:
+                result.update(failed=True, msg="these file names are in both files and copy_from: %s" % ", ".join(both))
+                return result
+
+        # Everything that could stop the write is checked before anything is staged.
+        problems = rs.in_the_way(root, [os.path.join(sub, n) for n in list(files) + list(copies)])
+        removed = [os.path.join(dest, n) for n in sorted(set(absent) - set(files)) if os.path.lexists(os.path.join(dest, n))]
+        problems += ["%s is not a regular file" % p for p in removed if os.path.islink(p) or not os.path.isfile(p)]
+        if problems:
+            result.update(failed=True, msg="%s: in the way of render mode; nothing was written or removed. Fix: move it away by hand"
+                          % "; ".join(problems))
+            return result
+        # A run killed mid-write (or an earlier version's failed one) left its temporaries: they go too.
+        stale = stale_temporaries(dest, files)
+
         texts = yaml_texts(files)
+        out, copied, diffs, staged = [], [], [], []
         for name in sorted(files):
             text, count = texts[name]
-            path = os.path.join(dest, name)
-            try:
-                with open(path) as fh:
-                    old = fh.read()
-            except OSError:
-                old = None
-            same = old == text
-            file_changed = not same
-            if not same:
-                diffs.append({"before_header": path if old is not None else "%s (absent)" % path, "after_header": path, "before": old or "", "after": text})
-            if not same and not check:
-                try:
-                    _write_atomically(dest, name, text, perm)
-                except OSError as exc:
-                    result.update(
-                        failed=True,
-                        msg="cannot write %s: %s. Nothing half-written was left; the files before it were written. "
-                        "Fix: free space or choose a writable directory with roce_render_dir" % (path, exc.strerror or exc),
-                    )
-                    return result
-            elif same and not check and (os.stat(path).st_mode & 0o7777) != perm:
-                os.chmod(path, perm)
-                file_changed = True
-            changed = changed or file_changed
+            path, new = os.path.join(dest, name), text.encode("utf-8")
+            old = _read(path)
+            file_changed = old != new or _mode_differs(path, perm)
+            if old != new:
+                diffs.append({"before_header": path if old is not None else "%s (absent)" % path, "after_header": path,
+                              "before": (old or b"").decode("utf-8", "replace"), "after": text})
+            if file_changed:
+                staged.append((path, new, perm))
             out.append({"path": path, "documents": count, "changed": file_changed})
+        for rel in sorted(copies):
+            content, file_perm = copies[rel]
+            path = os.path.join(dest, rel)
+            file_changed = _read(path) != content or _mode_differs(path, file_perm)
+            if file_changed:
+                staged.append((path, content, file_perm))
+            copied.append({"path": path, "changed": file_changed})
         for path in removed:
-            with open(path) as fh:
-                diffs.append({"before_header": path, "after_header": "%s (absent)" % path, "before": fh.read(), "after": ""})
-            if not check:
-                os.unlink(path)
-            changed = True
-        result.update(changed=changed, files=out, removed=removed, removed_temporaries=stale)
+            diffs.append({"before_header": path, "after_header": "%s (absent)" % path, "before": (_read(path) or b"").decode("utf-8", "replace"),
+                          "after": ""})
+        result.update(changed=bool(staged or removed or stale), files=out, removed=removed, removed_temporaries=stale)
+        if args.get("copy_from"):
+            result["copied"] = copied
         if self._task.diff and diffs:
             result["diff"] = diffs
+        if check or not (staged or removed or stale):
+            return result
+
+        path = root
+        try:
+            if not staged_by_caller:
+                rs.discard(root)  # what a killed run left staged
+            stage = rs.open_stage(root, rs.dir_mode(perm))
+            for path, content, file_perm in staged:
+                rs.stage_file(stage, os.path.relpath(path, root), content, file_perm, rs.dir_mode(perm))
+            for path in removed + stale:
+                rs.stage_removal(stage, os.path.relpath(path, root))
+            if not staged_by_caller:
+                rs.commit(root)
+        except (OSError, rs.StageError) as exc:
+            if not staged_by_caller:
+                with contextlib.suppress(OSError, rs.StageError):
+                    rs.discard(root)
+            if isinstance(exc, rs.StageError):
+                result.update(failed=True, msg=str(exc))
+            else:
+                # The write's own error is the one to report, not a failed clean-up of the staging area.
+                result.update(failed=True, msg="cannot write %s: %s. Nothing was written into %s: a run's files are swapped in only "
+                              "when every one is written. Fix: free space or choose a writable directory with roce_render_dir"
+                              % (path, exc.strerror or exc, root))
         return result

@@ -17,23 +17,29 @@ description:
     running a module on a target, so that render mode stays fast with thousands of objects.
   - Used by the P(gpufabric.roce.network_operator#role) and P(gpufabric.roce.sriov_networks#role) roles when
     C(roce_k8s_mode=render). Files are written on the Ansible controller, whatever host the task runs for.
-  - A file is only rewritten when its content changes (atomic replace), so reruns report no change.
-  - A write that fails (a full disk) removes its temporary file. Temporaries of the plugin's own naming
-    (C(.<file>.XXXXXXXX) for a file of O(files)) that a killed run left in O(dest) are removed by the next run.
+  - A file is only rewritten when its content or mode changes, so reruns report no change.
+  - All or nothing. The files are first written into a staging area, C(.gpufabric-roce-stage) in the root of the
+    rendered tree, then swapped in, each by one rename (a reader sees the old file or the new one); a failure on the
+    way (a full disk, a path in the way) puts back what was swapped in and leaves the tree as it was. A task is a
+    transaction of its own (its staging area in O(dest)), or, with O(stage), one step of a transaction that spans
+    tasks and roles - a later task with O(commit) swaps in what they all staged, and O(discard) drops it.
+  - Only the files a task writes, and those of O(absent), are replaced or removed; any other file of the tree (a
+    user's, another tool's) is left as it is. Temporaries of the plugin's own naming (C(.<file>.XXXXXXXX) for a file
+    of O(files)) that a killed run left in O(dest) are removed.
   - This is an action plugin; the module file only holds the documentation.
 author:
   - gpufabric.roce maintainers (@gpufabric)
 options:
   dest:
-    description: Directory on the controller; created (with parents) when missing.
+    description:
+      - Directory on the controller; created (with parents) when missing.
+      - Required, with O(files), unless O(commit) or O(discard) is given (then neither is).
     type: path
-    required: true
   files:
     description:
       - Mapping of file name (no directory part) to content. A list is written as one YAML document per
         item, a mapping as one document, a string verbatim.
     type: dict
-    required: true
   objects:
     description:
       - Objects as one JSON text of a mapping of lists, as RV(gpufabric.roce.sriov_render#module:objects) returns them
@@ -56,14 +62,46 @@ options:
     default: []
     version_added: "0.1.0"
   mode:
-    description: Permissions of the files (the directory gets the execute bits added for each read bit).
+    description:
+      - Permissions of the files (the directory gets the execute bits added for each read bit). The files of
+        O(copy_from) keep their own.
     type: str
     default: "0644"
+  copy_from:
+    description:
+      - A directory or a tar archive (any compression; a chart package, C(.tgz)) on the controller whose files are
+        written under O(dest) too, at their paths in it (an archive's top directory is kept), with their modes. A link
+        in a directory is followed; an archive member that is a link or a device, or that points outside O(dest), is
+        refused before anything is written.
+    type: path
+    version_added: "0.1.0"
+  stage:
+    description:
+      - The root of the rendered tree (C(roce_render_dir)), which holds O(dest). The task writes nothing into the tree;
+        it stages its files (and the removals of O(absent)) in C(<stage>/.gpufabric-roce-stage), for a later task with
+        O(commit) to swap in with those of the other tasks of the transaction.
+    type: path
+    version_added: "0.1.0"
+  commit:
+    description:
+      - The root of a rendered tree whose staged files are swapped in, all or nothing (on a failure the files swapped in
+        so far are put back); then its staging area is removed. Nothing staged, nothing changes. Alone, without
+        O(dest) and O(files). In check mode nothing is staged, and nothing is done.
+    type: path
+    version_added: "0.1.0"
+  discard:
+    description:
+      - The root of a rendered tree whose staging area is removed, with everything staged in it (nothing of it is
+        written into the tree); the directories made to hold it go too when they are empty. Alone, without O(dest) and
+        O(files). Run it before the first staging task of a transaction (a killed run's files) and after the last one
+        (always).
+    type: path
+    version_added: "0.1.0"
 attributes:
   check_mode:
     description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
-    details: Writes nothing; reports which files would change.
+    details: Writes and stages nothing; reports which files would change.
   diff_mode:
     description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
@@ -75,30 +113,68 @@ attributes:
 """
 
 EXAMPLES = r"""
-- name: Write the rendered SR-IOV objects
+- name: Write the rendered SR-IOV objects (one transaction)
   gpufabric.roce.manifest_files:
     dest: "{{ roce_render_dir }}/sriov-networks"
     files:
       sriov-network-node-policies.yaml: "{{ rendered.policies }}"
       sriov-networks.yaml: "{{ rendered.networks }}"
+
+- name: Write two directories and a chart, all or nothing
+  block:
+    - name: Discard what a killed run left staged
+      gpufabric.roce.manifest_files:
+        discard: "{{ roce_render_dir }}"
+
+    - name: Stage the NicClusterPolicy
+      gpufabric.roce.manifest_files:
+        dest: "{{ roce_render_dir }}/network-operator"
+        stage: "{{ roce_render_dir }}"
+        files:
+          nic-cluster-policy.yaml: "{{ ncp }}"
+
+    - name: Stage the chart, unpacked
+      gpufabric.roce.manifest_files:
+        dest: "{{ roce_render_dir }}/charts"
+        stage: "{{ roce_render_dir }}"
+        files: {}
+        copy_from: /srv/charts/network-operator-26.4.1.tgz
+
+    - name: Swap them in
+      gpufabric.roce.manifest_files:
+        commit: "{{ roce_render_dir }}"
+  always:
+    - name: Remove the staging area
+      gpufabric.roce.manifest_files:
+        discard: "{{ roce_render_dir }}"
 """
 
 RETURN = r"""
 files:
-  description: One entry per file written or checked.
+  description:
+    - One entry per file written or checked (with O(stage), staged or checked).
+    - With O(commit), the paths of the files swapped in.
   returned: always
   type: list
   elements: dict
   sample: [{"path": "/srv/gitops/sriov-networks/sriov-networks.yaml", "documents": 2, "changed": true}]
 removed:
-  description: Files of O(absent) removed from O(dest) (in check mode, those that would be).
+  description:
+    - Files of O(absent) removed from O(dest) (in check mode or with O(stage), those that would be).
+    - With O(commit), every file the swap removed.
   returned: always
   type: list
   elements: str
   sample: ["/srv/gitops/network-operator/flux-helm-release.yaml"]
+copied:
+  description: One entry per file of O(copy_from), its path under O(dest) and whether it changed (or would).
+  returned: when O(copy_from) is given
+  type: list
+  elements: dict
+  sample: [{"path": "/srv/gitops/charts/network-operator/Chart.yaml", "changed": true}]
 removed_temporaries:
-  description: Stale temporary files of an earlier run removed from O(dest) (in check mode, those that would be).
-  returned: always
+  description: Stale temporary files of an earlier run removed from O(dest) (in check mode or with O(stage), those that would be).
+  returned: unless O(commit) or O(discard) is given
   type: list
   elements: str
   sample: ["/srv/gitops/sriov-networks/.sriov-network-node-policies.yaml.k2j9x_7q"]
@@ -109,9 +185,10 @@ from ansible.module_utils.basic import AnsibleModule
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(dest=dict(type="path", required=True), files=dict(type="dict", required=True),
+        argument_spec=dict(dest=dict(type="path"), files=dict(type="dict"),
                            absent=dict(type="list", elements="str", default=[]), mode=dict(type="str", default="0644"),
-                           objects=dict(type="str"), object_files=dict(type="dict", default={})),
+                           objects=dict(type="str"), object_files=dict(type="dict", default={}), copy_from=dict(type="path"),
+                           stage=dict(type="path"), commit=dict(type="path"), discard=dict(type="path")),
         supports_check_mode=True,
     )
     module.fail_json(msg="gpufabric.roce.manifest_files runs as an action plugin on the controller; this module file only holds its documentation")

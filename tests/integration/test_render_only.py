@@ -1,13 +1,18 @@
 # Copyright: (c) 2026, gpufabric.roce maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """gpufabric.roce.render touches no node: with every node unreachable (ansible_host on a closed loopback port) it
-renders the whole tree and succeeds, and no task ran for a node (the recap lists only the controller)."""
+renders the whole tree and succeeds, and no task ran for a node (the recap lists only the controller). It validates
+as site.yml does before anything is written, and writes all or nothing: a refused render leaves an existing tree as it
+was, and files of the render directory that it does not write stay. tests/unit/test_render_playbook.py holds the
+playbook's structure to that (one validation for both playbooks, every write staged) and the refusal of a run without
+the controller host for an inventory without the group; tests/unit/plugins/action/test_manifest_files.py the swap."""
 
 import os
 import re
 import socket
 
 from _runner import REPO, ansible_playbook, copy_inventory, venv_path
+from test_site_bad_input import DIFFERENT_RAILS, different_rails_inventory
 
 TREE = {
     "network-operator": ["helm-chart.yaml", "helm-values.yaml", "kustomization.yaml", "nic-cluster-policy.yaml"],
@@ -17,6 +22,29 @@ TREE = {
     "argocd": ["application.yaml", "kustomization.yaml", "namespace.yaml"],
     "argocd/resources": ["kustomization.yaml"],
 }
+
+
+def render(inv, out, *args):
+    return ansible_playbook("-i", str(inv), "gpufabric.roce.render", "-e", "roce_render_dir=%s" % out, *args,
+                            ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0", PATH=venv_path())
+
+
+def flat(proc):
+    """The run's output with a message's folded lines joined, to search it as one text."""
+    return re.sub(r"\n\s+", " ", proc.stdout + proc.stderr)
+
+
+def snapshot(root):
+    """Every path under root, with its content (None for a directory) and mode."""
+    out = {}
+    for here, dirs, names in os.walk(root):
+        for name in dirs + names:
+            path, content = os.path.join(here, name), None
+            if os.path.isfile(path):
+                with open(path, "rb") as fh:
+                    content = fh.read()
+            out[os.path.relpath(path, root)] = (content, os.stat(path).st_mode)
+    return out
 
 
 def _closed_port():
@@ -33,8 +61,11 @@ def test_render_playbook_with_unreachable_nodes_touches_none(tmp_path):
     hosts = hosts.replace("ansible_host: 192.0.2.12", "ansible_host: 127.0.0.1\n          ansible_port: %d" % port)
     (inv / "hosts.yml").write_text(hosts)
     out = tmp_path / "render-out"
-    proc = ansible_playbook("-i", str(inv), "gpufabric.roce.render", "-e", "roce_render_dir=%s" % out,
-                            ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0", PATH=venv_path())
+    # A file of the user's, and what a killed run left staged: the one stays, the other goes.
+    (out / ".gpufabric-roce-stage" / "files" / "network-operator").mkdir(parents=True)
+    (out / ".gpufabric-roce-stage" / "files" / "network-operator" / "helm-values.yaml").write_text("half of a killed run\n")
+    (out / "README.md").write_text("the user's own\n")
+    proc = render(inv, out)
     text = proc.stdout + proc.stderr
     assert proc.returncode == 0, text
     recap = text[text.index("PLAY RECAP"):]
@@ -42,6 +73,9 @@ def test_render_playbook_with_unreachable_nodes_touches_none(tmp_path):
     assert "UNREACHABLE" not in text
     for d, files in TREE.items():
         assert sorted(f for f in os.listdir(out / d) if os.path.isfile(out / d / f)) == files, d
+    assert sorted(os.listdir(out)) == ["README.md", "argocd", "flux", "network-operator", "sriov-networks"]
+    assert (out / "README.md").read_text() == "the user's own\n"
+    assert "half of a killed run" not in (out / "network-operator" / "helm-values.yaml").read_text()
 
     # site.yml in render mode, by contrast, runs the node phases: the same inventory fails there.
     proc = ansible_playbook("-i", str(inv), os.path.join(REPO, "playbooks", "site.yml"), "-e", "roce_k8s_mode=render",
@@ -55,3 +89,53 @@ def test_render_playbook_refuses_apply_mode(tmp_path):
     text = proc.stdout + proc.stderr
     assert proc.returncode != 0 and "gpufabric.roce.render only renders" in text, text
     assert not (tmp_path / "out").exists()
+
+
+def test_a_render_refused_for_one_bad_rail_pool_leaves_an_existing_tree_byte_for_byte(tmp_path):
+    """Before: the SR-IOV render refused it ("nothing was rendered or applied") after network-operator/, flux/ and argocd/
+    were written, beside the stale sriov-networks/; argocd/resources then named no file."""
+    inv = copy_inventory("example-multirail", tmp_path / "inv")
+    group_vars = inv / "group_vars" / "roce_nodes.yml"
+    group_vars.write_text(group_vars.read_text().replace("vlan: 102, subnet_pool: 10.102.0.0/16", "vlan: 102, subnet_pool: 10.101.0.0/16"))
+    out = tmp_path / "render-out"
+    for d, files in TREE.items():
+        (out / d).mkdir(parents=True, exist_ok=True)
+        for name in files:
+            (out / d / name).write_text("# an earlier render of %s/%s\n" % (d, name))
+    (out / "README.md").write_text("the user's own\n")
+    before = snapshot(out)
+    proc = render(inv, out)
+    text = flat(proc)
+    assert proc.returncode != 0, text
+    assert snapshot(out) == before
+    assert ('gpu-node01: roce_rails[rail1].subnet="10.101.0.0/24": overlaps the subnet 10.101.0.0/24 of gpu-node01 (rail rail0). '
+            "Fix: give every rail a subnet_pool of its own") in text, text
+    # Refused by the validation, before either role ran.
+    assert "TASK [gpufabric.roce.network_operator" not in text and "TASK [gpufabric.roce.sriov_networks" not in text
+
+
+def test_the_render_refuses_nodes_with_different_rails_as_site_yml_does(tmp_path):
+    """Before: rendered (every node its own rails) and exited 0; site.yml refused the inventory."""
+    out = tmp_path / "render-out"
+    proc = render(different_rails_inventory(tmp_path / "inv"), out)
+    text = flat(proc)
+    assert proc.returncode != 0, text
+    for message in DIFFERENT_RAILS:
+        assert message in text, text
+    assert not out.exists()
+
+
+def test_a_run_without_the_controller_host_is_refused_and_writes_nothing(tmp_path):
+    """Before: --limit to a node rendered nothing and exited 0."""
+    out = tmp_path / "render-out"
+    out.mkdir()
+    (out / "README.md").write_text("the user's own\n")
+    proc = render(os.path.join(REPO, "inventories", "example"), out, "--limit", "node1")
+    text = flat(proc)
+    assert proc.returncode != 0, text
+    assert ('node1: --limit "node1": leaves out the k8s_controller host (localhost), on which gpufabric.roce.render renders the tree; '
+            "this run would render nothing. Nothing was written. Fix: run without --limit") in text, text
+    # The refusal ran on the node without connecting to it (its ansible_host is a documentation address).
+    recap = text[text.index("PLAY RECAP"):]
+    assert re.findall(r"^(\S+)\s+:", recap, re.M) == ["node1"] and "UNREACHABLE" not in text, recap
+    assert os.listdir(out) == ["README.md"]

@@ -58,6 +58,12 @@ CONTROLLER_BAD = (
     "network_operator_kubeconfig: /nonexistent/kubeconfig\n"
     "network_operator_airgap: {registry: 'https://reg.local/', image_pull_secrets: [Bad_Name]}\n"
     "network_operator_chart_version: latest\n"
+    # Issue 43: a Flux kind in the wrong case, a namespace that is no DNS label, a repo_path outside the repository,
+    # and nv-ipam's pools with an IPAM component that deploys no nv-ipam.
+    "network_operator_gitops: {flux_source: {kind: gitrepository, name: flux-system}, flux_namespace: Flux_System,"
+    " repo_path: /srv/gitops/render-out}\n"
+    "network_operator_ipam: whereabouts\n"
+    "sriov_networks_ipam: nv-ipam\n"
 )
 
 
@@ -70,6 +76,12 @@ def test_bad_network_operator_values_are_refused_before_phase_1(inv, limit):
         'localhost: network_operator_airgap.registry="https://reg.local/": not a registry/repository prefix',
         'localhost: network_operator_airgap.image_pull_secrets=["Bad_Name"]: must be a list of Secret names',
         'localhost: network_operator_chart_version="latest": not a chart version',
+        'localhost: network_operator_gitops.flux_source.kind="gitrepository": is not a kind of Flux source a Kustomization can name',
+        "Fix: set kind: GitRepository",
+        'localhost: network_operator_gitops.flux_namespace="Flux_System": is not a namespace name (a DNS-1123 label)',
+        'localhost: network_operator_gitops.repo_path="/srv/gitops/render-out": is not a path inside the GitOps repository',
+        'localhost: network_operator_ipam="whereabouts": deploys no IPAM (the NicClusterPolicy of network-operator 26.x has no '
+        "whereabouts), and sriov_networks_ipam is nv-ipam: nothing would serve its pools",
     ], *limit, mode="apply")
 
 
@@ -127,17 +139,26 @@ def test_a_rails_node_beside_a_one_rail_node_is_refused_before_phase_1(inv):
     ], "--tags", "host_network")
 
 
-def test_nodes_with_different_rails_are_refused_before_phase_1(tmp_path):
-    """Before: refused only in phase 5 (rdma_verify_plan), after phases 1-2 had changed the nodes."""
-    inv = _runner.copy_inventory("example-multirail", tmp_path / "inv")
+# A copy of inventories/example-multirail whose gpu-node02 has rails 1-7 (rail0 missing), and what every entry playbook
+# says of it (test_render_only.py runs gpufabric.roce.render on it).
+DIFFERENT_RAILS = [
+    'gpu-node02: roce_rails=["rail1", "rail2", "rail3", "rail4", "rail5", "rail6", "rail7"]: the node\'s rails differ from the rails '
+    '["rail0", "rail1", "rail2", "rail3", "rail4", "rail5", "rail6", "rail7"] of gpu-node01',
+    "Fix: set roce_rails once for all nodes (group_vars/roce_nodes) and remove it from this node's host_vars",
+]
+
+
+def different_rails_inventory(dest):
+    inv = _runner.copy_inventory("example-multirail", dest)
     append(inv / "host_vars" / "gpu-node02.yml", "roce_rails:\n" + "".join(
         "  - {name: rail%d, pf: enp%ds0np0, vlan: %d, subnet_pool: 10.%d.0.0/16, subnet_prefix: 24}\n" % (i, 12 + i, 101 + i, 101 + i)
         for i in range(1, 8)))  # rail0 missing
-    assert_refused_before_phase_1(inv, [
-        'gpu-node02: roce_rails=["rail1", "rail2", "rail3", "rail4", "rail5", "rail6", "rail7"]: the node\'s rails differ from the rails '
-        '["rail0", "rail1", "rail2", "rail3", "rail4", "rail5", "rail6", "rail7"] of gpu-node01',
-        "Fix: set roce_rails once for all nodes (group_vars/roce_nodes) and remove it from this node's host_vars",
-    ], "--tags", "host_network,verify")
+    return inv
+
+
+def test_nodes_with_different_rails_are_refused_before_phase_1(tmp_path):
+    """Before: refused only in phase 5 (rdma_verify_plan), after phases 1-2 had changed the nodes."""
+    assert_refused_before_phase_1(different_rails_inventory(tmp_path / "inv"), DIFFERENT_RAILS, "--tags", "host_network,verify")
 
 
 def test_zero_thresholds_are_refused_before_phase_1_as_the_perftest_module_would(inv):
@@ -326,3 +347,33 @@ def test_the_files_a_run_writes_are_checked_before_phase_1(inv, tmp_path, case):
     assert_refused_before_phase_1(inv, [message], "--tags", "host_network", *args)
     assert group_vars.read_text() == before
     assert not (tmp_path / "reports").exists()
+
+
+def test_node_values_each_legal_alone_are_refused_at_once_and_differing_rail_tos_is_warned_about(tmp_path):
+    """Issue 43 classes 9 and 10, in one run of the validation play: an empty roce_rails in one node's host_vars (before:
+    'missing required arguments: preflight_pf'), a drain delegate that is no inventory host, a node name that is no
+    DNS-1123 name, remeasure attempts in the millions (each accepted before), and a rail whose ToS differs from the
+    others' (a warning before the change: NCCL_IB_TC is then not set). Each mistake is one line."""
+    inv = _runner.copy_inventory("example-multirail", tmp_path / "inv")
+    append(inv / "host_vars" / "gpu-node02.yml", "roce_rails: []\n")
+    append(inv / "host_vars" / "gpu-node01.yml", "roce_vf_mode: host\nhost_network_allow_vf_reset: true\n"
+           "host_network_drain_delegate_to: k8s-contoller\nhost_network_node_name: GPU_Node01\n"
+           "roce_rail_overrides: {rail1: {qos: {tos: 98}}}\n")
+    append(inv / "group_vars" / "roce_nodes.yml", "rdma_verify_remeasure_attempts: 1000000\nroce_qos: {}\n")
+    rc, out = site(inv, "--tags", "host_network")
+    assert rc != 0, out
+    for message in [
+        "4 problems in the role arguments of 2 hosts",
+        "gpu-node02: roce_rails=[]: is empty on this node, and roce_pf is not set",
+        "Fix: remove roce_rails: [] from this node's host_vars to give it the rails of group_vars/roce_nodes",
+        'gpu-node01: host_network_drain_delegate_to="k8s-contoller": is not a host of the inventory',
+        'gpu-node01: host_network_node_name="GPU_Node01": is not a Kubernetes node name (a DNS-1123 subdomain',
+        "gpu-node01 (and 1 other host: gpu-node02): rdma_verify_remeasure_attempts=1000000: must be at most 10",
+        "[WARNING]: gpu-node01: roce_rail_overrides.rail1.qos.tos=98: differs from the ToS of the node's other rails (rail0 106, "
+        "rail1 98, rail2 106",
+        "NCCL_IB_TC is one traffic class for all of a job's HCAs, so host_network will not set it",
+    ]:
+        assert message in out, out
+    assert "preflight_pf" not in out
+    assert out.count("differs from the ToS of the node's other rails") == 1, out
+    assert no_phase_ran(out)

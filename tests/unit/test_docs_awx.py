@@ -1,9 +1,11 @@
 """docs/awx.md names only variables, tags and files that exist, so it cannot drift from the roles.
 
 A variable is real when it is an option of a role's meta/argument_specs.yml (``a.b`` is sub-option ``b``
-of ``a``) or one of playbooks/site.yml's rollout knobs (extra vars read there by name).
+of ``a``) or one of playbooks/site.yml's rollout knobs (extra vars read by name there or in the task files it imports,
+playbooks/tasks/).
 """
 
+import glob
 import os
 import re
 
@@ -45,8 +47,10 @@ def doc():
 def test_every_variable_named_exists(doc):
     _text, tokens = doc
     options = _role_options()
-    with open(os.path.join(REPO, "playbooks", "site.yml")) as f:
-        site = f.read()
+    site = ""
+    for path in [os.path.join(REPO, "playbooks", "site.yml")] + sorted(glob.glob(os.path.join(REPO, "playbooks", "tasks", "*.yml"))):
+        with open(path) as f:
+            site += f.read()
     names = sorted(t for t in tokens if t.startswith(PREFIXES) and re.match(r"^[a-z0-9_]+(\.[a-z0-9_]+)?$", t))
     assert len(names) >= 15, names
     missing = []

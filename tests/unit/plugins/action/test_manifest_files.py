@@ -1,6 +1,8 @@
 """gpufabric.roce.manifest_files action plugin: writes YAML on the controller, idempotently."""
 
+import io
 import os
+import tarfile
 from unittest import mock
 
 import yaml
@@ -113,12 +115,10 @@ def test_a_failed_clean_up_does_not_hide_the_write_error(tmp_path):
         fh.write = mock.MagicMock(side_effect=OSError(28, "No space left on device"))
         return fh
 
-    real_unlink = os.unlink
     with mock.patch("os.fdopen", side_effect=full_disk), mock.patch("os.unlink", side_effect=OSError(13, "Permission denied")):
         result = run({"dest": str(dest), "files": {"a.yaml": OBJECTS}})
     assert "No space left on device" in result["msg"]
-    for name in os.listdir(dest):
-        real_unlink(os.path.join(dest, name))
+    assert not (dest / "a.yaml").exists()
 
 
 def _policy(i):
@@ -172,3 +172,191 @@ def test_only_lists_of_mappings_are_sliced(monkeypatch):
     monkeypatch.setattr(mf.multiprocessing, "get_context", None)  # any pool would fail
     files = {"scalars.yaml": ["s%d" % i for i in range(12)], "mixed.yaml": [{"a": 1}] * 11 + ["s"]}
     assert mf.yaml_texts(files, workers=2) == {n: mf.to_yaml(c) for n, c in files.items()}
+
+
+# ---- all or nothing: the staging area, commit and discard (plugin_utils/_render_stage.py) ----------------------------
+
+
+def _tree(root):
+    """Every path under root with its content (None for a directory) and mode: what 'byte for byte unchanged' compares."""
+    out = {}
+    for here, dirs, names in os.walk(root):
+        for name in dirs + names:
+            path, content = os.path.join(here, name), None
+            if not os.path.isdir(path):
+                with open(path, "rb") as fh:
+                    content = fh.read()
+            out[os.path.relpath(path, root)] = (content, os.stat(path).st_mode)
+    return out
+
+
+def _existing_tree(root):
+    (root / "a").mkdir(parents=True)
+    (root / "b").mkdir()
+    (root / "a" / "x.yaml").write_text("old x\n")
+    (root / "b" / "y.yaml").write_text("old y\n")
+    (root / "b" / "gone.yaml").write_text("an earlier version's file\n")
+    (root / "README.md").write_text("the user's\n")
+    (root / "a" / "notes.yaml").write_text("the user's too\n")
+
+
+def test_a_transaction_writes_nothing_until_its_commit_and_leaves_foreign_files_alone(tmp_path):
+    root = tmp_path / "render-out"
+    _existing_tree(root)
+    before = _tree(root)
+    assert run({"discard": str(root)})["changed"] is False
+    first = run({"dest": str(root / "a"), "stage": str(root), "files": {"x.yaml": {"x": 2}}})
+    second = run({"dest": str(root / "b"), "stage": str(root), "files": {"y.yaml": {"y": 2}}, "absent": ["gone.yaml"]})
+    third = run({"dest": str(root / "c" / "d"), "stage": str(root), "files": {"new.yaml": {"n": 1}}})
+    assert first["changed"] and second["changed"] and third["changed"]
+    assert second["removed"] == [str(root / "b" / "gone.yaml")]
+    assert {k: v for k, v in _tree(root).items() if not k.startswith(mf.rs.STAGE)} == before  # staged only
+    done = run({"commit": str(root)})
+    assert done["changed"] is True
+    assert done["files"] == [str(root / "a" / "x.yaml"), str(root / "b" / "y.yaml"), str(root / "c" / "d" / "new.yaml")]
+    assert done["removed"] == [str(root / "b" / "gone.yaml")]
+    assert yaml.safe_load((root / "a" / "x.yaml").read_text()) == {"x": 2}
+    assert not (root / "b" / "gone.yaml").exists()
+    assert (root / "README.md").read_text() == "the user's\n" and (root / "a" / "notes.yaml").read_text() == "the user's too\n"
+    assert oct(os.stat(root / "c").st_mode & 0o777) == "0o755"
+    assert not (root / mf.rs.STAGE).exists()
+    # A second run stages nothing, and its commit changes nothing.
+    assert run({"dest": str(root / "a"), "stage": str(root), "files": {"x.yaml": {"x": 2}}})["changed"] is False
+    assert not (root / mf.rs.STAGE).exists()
+    assert run({"commit": str(root)})["changed"] is False
+
+
+def test_a_swap_that_fails_half_way_puts_back_every_file_and_directory(tmp_path):
+    root = tmp_path / "render-out"
+    _existing_tree(root)
+    before = _tree(root)
+    for dest, name in (("a", "x.yaml"), ("b", "y.yaml"), ("new", "z.yaml")):
+        run({"dest": str(root / dest), "stage": str(root), "files": {name: {"new": 1}}, "absent": ["gone.yaml"] if dest == "b" else []})
+    real_replace = os.replace
+
+    def full_disk_at_z(src, dst, *a, **kw):
+        if str(dst).endswith("z.yaml"):
+            raise OSError(28, "No space left on device", str(dst))
+        return real_replace(src, dst, *a, **kw)
+
+    with mock.patch("os.replace", side_effect=full_disk_at_z):
+        result = run({"commit": str(root)})
+    assert result["failed"] is True
+    assert result["msg"].startswith("cannot write %s: No space left on device. Nothing was changed in %s" % (root / "new" / "z.yaml", root))
+    assert _tree(root) == before  # byte for byte, the new directory gone, no staging area left
+
+
+def test_a_file_that_cannot_be_put_back_is_named_and_kept(tmp_path):
+    root = tmp_path / "render-out"
+    _existing_tree(root)
+    for dest, name in (("a", "x.yaml"), ("b", "y.yaml")):
+        run({"dest": str(root / dest), "stage": str(root), "files": {name: {"new": 1}}})
+    real_replace = os.replace
+
+    def broken(src, dst, *a, **kw):
+        if str(dst).endswith("y.yaml") or "%sbackup%s" % (os.sep, os.sep) in str(src):
+            raise OSError(5, "Input/output error", str(dst))
+        return real_replace(src, dst, *a, **kw)
+
+    with mock.patch("os.replace", side_effect=broken):
+        result = run({"commit": str(root)})
+    assert result["failed"] is True
+    kept = [p for p in os.listdir(root) if p.startswith(mf.rs.BACKUP)]
+    assert len(kept) == 1, os.listdir(root)
+    assert "these files could not be put back: %s (Input/output error)" % (root / "a" / "x.yaml") in result["msg"], result["msg"]
+    assert (root / kept[0] / "backup" / "a" / "x.yaml").read_text() == "old x\n"
+
+
+def test_a_failed_write_into_a_missing_directory_leaves_no_directory(tmp_path):
+    dest = tmp_path / "new" / "render-out"
+    real_fdopen = os.fdopen
+
+    def full_disk(fd, *a, **kw):
+        fh = real_fdopen(fd, *a, **kw)
+        fh.write = mock.MagicMock(side_effect=OSError(28, "No space left on device"))
+        return fh
+
+    with mock.patch("os.fdopen", side_effect=full_disk):
+        result = run({"dest": str(dest), "files": {"a.yaml": OBJECTS}})
+    assert result["failed"] is True and "Nothing was written into %s" % dest in result["msg"]
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_path_in_the_way_stops_the_task_before_anything_is_staged(tmp_path):
+    root = tmp_path / "render-out"
+    root.mkdir()
+    (root / "flux").write_text("a file where a directory goes")
+    (root / "sriov").mkdir()
+    (root / "sriov" / "policies.yaml").mkdir()
+    result = run({"dest": str(root / "flux" / "release"), "stage": str(root), "files": {"a.yaml": {}}})
+    assert result["failed"] is True
+    assert result["msg"] == ("%s is not a directory: in the way of render mode; nothing was written or removed. Fix: move it away by hand"
+                             % (root / "flux"))
+    result = run({"dest": str(root / "sriov"), "files": {"policies.yaml": OBJECTS}})
+    assert result["failed"] is True and result["msg"].startswith("%s is a directory: in the way" % (root / "sriov" / "policies.yaml"))
+    assert sorted(os.listdir(root)) == ["flux", "sriov"]
+    result = run({"dest": str(tmp_path / "elsewhere"), "stage": str(root), "files": {"a.yaml": {}}})
+    assert result["failed"] is True and "must be inside stage" in result["msg"]
+
+
+def test_discard_removes_a_killed_runs_staging_area_and_the_directories_made_for_it(tmp_path):
+    root = tmp_path / "made" / "render-out"
+    assert run({"dest": str(root / "a"), "stage": str(root), "files": {"x.yaml": {}}})["changed"] is True
+    assert (root / mf.rs.STAGE).is_dir()
+    assert run({"discard": str(root)})["changed"] is True
+    assert os.listdir(tmp_path) == []
+    # Check mode stages nothing, and commit and discard do nothing.
+    assert run({"dest": str(root / "a"), "stage": str(root), "files": {"x.yaml": {}}}, check_mode=True)["changed"] is True
+    assert not (tmp_path / "made").exists()
+    assert run({"commit": str(root)}, check_mode=True)["changed"] is False
+    # Something of that name that is not a directory is not ours.
+    root.mkdir(parents=True)
+    (root / mf.rs.STAGE).write_text("not ours")
+    result = run({"discard": str(root)})
+    assert result["failed"] is True and "in the way of render mode's staging area" in result["msg"]
+    assert (root / mf.rs.STAGE).read_text() == "not ours"
+    assert run({"commit": str(root), "dest": str(root)})["failed"] is True  # commit takes the root alone
+
+
+def _chart(tmp_path):
+    src = tmp_path / "src" / "network-operator"
+    (src / "templates").mkdir(parents=True)
+    (src / "Chart.yaml").write_text("name: network-operator\nversion: 26.4.1\n")
+    (src / "templates" / "x.yaml").write_text("kind: X\n")
+    os.chmod(src / "templates" / "x.yaml", 0o600)
+    archive = tmp_path / "network-operator-26.4.1.tgz"
+    with tarfile.open(archive, "w:gz") as tf:
+        tf.add(src, arcname="network-operator")
+    return src, archive
+
+
+def test_copy_from_unpacks_an_archive_or_copies_a_directory_with_the_modes_and_idempotently(tmp_path):
+    src, archive = _chart(tmp_path)
+    root = tmp_path / "render-out"
+    first = run({"dest": str(root / "charts"), "files": {}, "copy_from": str(archive)})
+    assert first["changed"] is True and [c["changed"] for c in first["copied"]] == [True, True]
+    assert (root / "charts" / "network-operator" / "Chart.yaml").read_text() == "name: network-operator\nversion: 26.4.1\n"
+    assert oct(os.stat(root / "charts" / "network-operator" / "templates" / "x.yaml").st_mode & 0o777) == "0o600"
+    assert run({"dest": str(root / "charts"), "files": {}, "copy_from": str(archive)})["changed"] is False
+    # The chart as a directory gives the same files under charts/<chart>.
+    assert run({"dest": str(root / "charts" / "network-operator"), "files": {}, "copy_from": str(src)})["changed"] is False
+
+
+def test_copy_from_refuses_an_archive_that_writes_outside_dest_or_holds_links(tmp_path):
+    root = tmp_path / "render-out"
+    for member, problem in (("../escape.yaml", "would be written outside the directory"), ("link", "is not a regular file")):
+        archive = tmp_path / "bad.tgz"
+        with tarfile.open(archive, "w:gz") as tf:
+            info = tarfile.TarInfo(member)
+            if member == "link":
+                info.type, info.linkname = tarfile.SYMTYPE, "/etc/passwd"
+                tf.addfile(info)
+            else:
+                info.size = 2
+                tf.addfile(info, io.BytesIO(b"x\n"))
+        result = run({"dest": str(root / "charts"), "files": {}, "copy_from": str(archive)})
+        assert result["failed"] is True and problem in result["msg"] and "Nothing was written" in result["msg"], result["msg"]
+    (tmp_path / "not-a-chart.txt").write_text("hello")
+    result = run({"dest": str(root / "charts"), "files": {}, "copy_from": str(tmp_path / "not-a-chart.txt")})
+    assert result["failed"] is True and "neither a directory nor a readable tar archive" in result["msg"]
+    assert not root.exists()

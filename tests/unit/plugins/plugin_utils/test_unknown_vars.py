@@ -22,6 +22,10 @@ def _read(*parts):
         return f.read()
 
 
+# site.yml and the task files it shares with render.yml (playbooks/tasks/).
+PLAYBOOKS = [os.path.join(REPO, 'playbooks', 'site.yml')] + sorted(glob.glob(os.path.join(REPO, 'playbooks', 'tasks', '*.yml')))
+
+
 def test_known_names_are_every_spec_option_and_default_of_every_role():
     for role in uv.ROLES:
         specs = yaml.safe_load(_read('roles', role, 'meta', 'argument_specs.yml'))['argument_specs']
@@ -35,14 +39,14 @@ def test_shared_roce_vars_are_the_documented_ones():
     documented = set(re.findall(r'\broce_[a-z0-9_]*[a-z0-9]', _read('docs', 'inventory.md'))) - {'roce_nodes'}
     knobs = {'roce_serial', 'roce_max_fail_percentage', 'roce_strategy', 'roce_plan', 'roce_plan_out', 'roce_plan_artifact', 'roce_inventory_complete',
              'roce_impact_out', 'roce_impact'}
-    assert knobs <= set(re.findall(r'\broce_[a-z0-9_]*[a-z0-9]', _read('playbooks', 'site.yml')))
+    assert knobs <= set(re.findall(r'\broce_[a-z0-9_]*[a-z0-9]', ''.join(_read(p) for p in PLAYBOOKS)))
     assert documented | knobs == uv.SHARED_ROCE_VARS
 
 
 def test_no_warning_for_what_the_roles_and_playbook_read():
-    # Every roce_* name the roles and site.yml read, and every variable of the shipped inventories, is known.
+    # Every roce_* name the roles and site.yml (with its task files) read, and every variable of the shipped inventories, is known.
     read = set()
-    for path in glob.glob(os.path.join(ROLES_DIR, '*', '*', '*.yml')) + [os.path.join(REPO, 'playbooks', 'site.yml')]:
+    for path in glob.glob(os.path.join(ROLES_DIR, '*', '*', '*.yml')) + PLAYBOOKS:
         with open(path) as f:
             # Plugin names (gpufabric.roce.roce_default) are not variables.
             read |= set(re.findall(r'\broce_[a-z0-9_]*[a-z0-9]', re.sub(r'gpufabric\.roce\.\w+', '', f.read())))
