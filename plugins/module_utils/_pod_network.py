@@ -185,8 +185,9 @@ def hosts_named(hosts):
     """The nodes that share one problem, as one message names them: the first, then how many others and which."""
     if len(hosts) == 1:
         return hosts[0]
-    return '%s (and %d other node%s: %s%s)' % (hosts[0], len(hosts) - 1, '' if len(hosts) == 2 else 's', ', '.join(hosts[1:4]),
-                                              ', ...' if len(hosts) > 4 else '')
+    others = len(hosts) - 1
+    return '%s (and %d other node%s: %s%s)' % (
+        hosts[0], others, '' if others == 1 else 's', ', '.join(hosts[1:4]), ', ...' if len(hosts) > 4 else '')
 
 
 def grouped(errors):
@@ -195,8 +196,8 @@ def grouped(errors):
     groups = {}
     for e in errors:
         groups.setdefault((e.field, json.dumps(e.value, sort_keys=True, default=str), e.problem, e.fix), []).append(e)
-    return [same[0] if len(same) == 1 else GpufabricError(hosts_named([e.host for e in same]), same[0].field, same[0].value,
-                                                           same[0].problem, same[0].fix)
+    return [same[0] if len(same) == 1 else
+            GpufabricError(hosts_named([e.host for e in same]), same[0].field, same[0].value, same[0].problem, same[0].fix)
             for same in groups.values()]
 
 

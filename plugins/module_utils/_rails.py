@@ -107,8 +107,9 @@ def _pool_subnet(rail, index):
     longest = pool.max_prefixlen - (2 if pool.version == 4 else 1)
     prefix = _whole_number(raw_prefix)
     if prefix is None or not pool.prefixlen <= prefix <= longest:
-        return None, (field + '.subnet_prefix', raw_prefix, 'is not a prefix length between the pool\'s /%d and /%d%s' % (
-                          pool.prefixlen, longest, '' if prefix is not None else ' (a whole number)'),
+        problem = 'is not a prefix length between the pool\'s /%d and /%d%s' % (
+            pool.prefixlen, longest, '' if prefix is not None else ' (a whole number)')
+        return None, (field + '.subnet_prefix', raw_prefix, problem,
                       'set subnet_prefix to the size of one node\'s pod subnet, e.g. %d' % max(pool.prefixlen, min(DEFAULT_SUBNET_PREFIX, longest)))
     count = 1 << (prefix - pool.prefixlen)
     if index >= count:

@@ -355,8 +355,9 @@ def test_remeasure_attempts_must_be_between_0_and_10():
 
 
 def _gitops(**kw):
-    return dict(NO, network_operator_gitops=dict({'flux_interval': '10m', 'flux_namespace': 'flux-system', 'argocd_namespace': 'argocd',
-                                                   'flux_source': {'kind': 'GitRepository', 'name': 'flux-system'}}, **kw))
+    gitops = {'flux_interval': '10m', 'flux_namespace': 'flux-system', 'argocd_namespace': 'argocd',
+              'flux_source': {'kind': 'GitRepository', 'name': 'flux-system'}}
+    return dict(NO, network_operator_gitops=dict(gitops, **kw))
 
 
 @pytest.mark.parametrize('kw,field,value,problem,fix', [
