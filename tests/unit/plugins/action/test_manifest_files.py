@@ -67,10 +67,8 @@ def test_diff_mode_shows_each_changed_file(tmp_path):
     assert "diff" not in run({"dest": str(dest), "files": {"a.yaml": changed}}, check_mode=True)
 
 
-def test_a_failed_write_leaves_no_temporary_file(tmp_path):
-    """A full disk (ENOSPC) during render must not leave a 0-byte temporary behind."""
-    dest = tmp_path / "out"
-    dest.mkdir()
+def _run_on_a_full_disk(args):
+    """The action with every file write failing as on a full disk (ENOSPC)."""
     real_fdopen = os.fdopen
 
     def full_disk(fd, *a, **kw):
@@ -79,7 +77,14 @@ def test_a_failed_write_leaves_no_temporary_file(tmp_path):
         return fh
 
     with mock.patch("os.fdopen", side_effect=full_disk):
-        result = run({"dest": str(dest), "files": {"a.yaml": OBJECTS}})
+        return run(args)
+
+
+def test_a_failed_write_leaves_no_temporary_file(tmp_path):
+    """A full disk (ENOSPC) during render must not leave a 0-byte temporary behind."""
+    dest = tmp_path / "out"
+    dest.mkdir()
+    result = _run_on_a_full_disk({"dest": str(dest), "files": {"a.yaml": OBJECTS}})
     assert result["failed"] is True
     assert result["msg"].startswith("cannot write %s: No space left on device." % (dest / "a.yaml"))
     assert "roce_render_dir" in result["msg"]
@@ -269,15 +274,7 @@ def test_a_file_that_cannot_be_put_back_is_named_and_kept(tmp_path):
 
 def test_a_failed_write_into_a_missing_directory_leaves_no_directory(tmp_path):
     dest = tmp_path / "new" / "render-out"
-    real_fdopen = os.fdopen
-
-    def full_disk(fd, *a, **kw):
-        fh = real_fdopen(fd, *a, **kw)
-        fh.write = mock.MagicMock(side_effect=OSError(28, "No space left on device"))
-        return fh
-
-    with mock.patch("os.fdopen", side_effect=full_disk):
-        result = run({"dest": str(dest), "files": {"a.yaml": OBJECTS}})
+    result = _run_on_a_full_disk({"dest": str(dest), "files": {"a.yaml": OBJECTS}})
     assert result["failed"] is True and "Nothing was written into %s" % dest in result["msg"]
     assert os.listdir(tmp_path) == []
 
