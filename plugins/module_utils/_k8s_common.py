@@ -23,6 +23,13 @@ MANAGED_BY_VALUE = "gpufabric.roce"
 
 DNS_LABEL_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
 DNS_SUBDOMAIN_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
+
+
+def is_dns_subdomain(value):
+    """A Kubernetes object name of the DNS-1123 subdomain kind (a Node's name, a Flux source's): at most 253 characters."""
+    return isinstance(value, str) and len(value) <= 253 and DNS_SUBDOMAIN_RE.match(value) is not None
+
+
 LABEL_KEY_RE = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?\Z")
 LABEL_VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?\Z")
 

@@ -10,6 +10,7 @@ import json
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import (
     DNS_LABEL_RE,
     DNS_SUBDOMAIN_RE,
+    is_dns_subdomain,
     MANAGED_BY_LABEL,
     MANAGED_BY_VALUE,
     _ident,
@@ -287,13 +288,13 @@ class _SriovRender:
 
     def _node_name(self, host, hv):
         node_name = hv["roce_node_name"] or host
-        if not isinstance(node_name, str) or not DNS_SUBDOMAIN_RE.match(node_name) or len(node_name) > 253:
+        if not is_dns_subdomain(node_name):
             self.errs.add(
                 host, "roce_node_name", node_name, "not a valid Kubernetes node name", "set roce_node_name to the node's name as shown by kubectl get nodes"
             )
             return None
         if node_name in self.node_owner:
-            free = host not in self.node_owner and DNS_SUBDOMAIN_RE.match(host) and len(host) <= 253
+            free = host not in self.node_owner and is_dns_subdomain(host)
             self.errs.add(
                 host,
                 "roce_node_name",

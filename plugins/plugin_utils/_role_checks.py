@@ -18,7 +18,7 @@ import re
 from ansible import constants as C
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import NOT_SHOWN, GpufabricError, ifname_problem, secret_field
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import DNS_LABEL_RE, DNS_SUBDOMAIN_RE, RenderValidationError
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import DNS_LABEL_RE, RenderValidationError, is_dns_subdomain
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_operator import (
     HELM_DEFAULT_KEYS,
     NCP_DEFAULT_KEYS,
@@ -159,7 +159,7 @@ def output_file_problems(written, sources, read=None):
 
 def _node_name_problem(key, value, fix):
     """(key, value, problem, fix) when ``value`` is not a Kubernetes node name (a DNS-1123 subdomain), else None."""
-    if isinstance(value, str) and DNS_SUBDOMAIN_RE.match(value) and len(value) <= 253:
+    if is_dns_subdomain(value):
         return None
     return (key, value, "is not a Kubernetes node name (a DNS-1123 subdomain: at most 253 lower-case letters, digits, '-' "
             "and '.', starting and ending with a letter or digit)", fix)
@@ -321,7 +321,7 @@ def _flux_source_problems(source, local_chart):
         problems.append((field + '.kind', kind, 'is not a kind of Flux source a Kustomization can name (%s; Flux spells '
                          'them exactly)%s' % (', '.join(kinds), why), 'set kind: %s' % meant))
     name = source.get('name')
-    if not (isinstance(name, str) and DNS_SUBDOMAIN_RE.match(name) and len(name) <= 253):
+    if not is_dns_subdomain(name):
         problems.append((field + '.name', name, 'is not the name of a Kubernetes object',
                          'set name to the Flux source of the GitOps repository, e.g. flux-system (flux get sources all)'))
     ns = source.get('namespace')
