@@ -56,7 +56,9 @@ def assert_self_contained(text, doc):
         for attr in ('src', 'href', 'action', 'srcset', 'poster', 'data'):
             value = el.get(attr)
             if value is not None and el.tag != 'document':
-                assert value.startswith('#') and '//' not in value, (el.tag, attr, value)
+                # anchors within the page, and the links to the reports beside it (relative, one path segment)
+                sibling = el.tag == 'a' and attr == 'href' and el.get('data-report') and re.fullmatch(r'\./[^/:?#]+\.(json|xml|txt)', value)
+                assert (value.startswith('#') or sibling) and '//' not in value, (el.tag, attr, value)
     assert not [el for el in doc.iter() if el.tag in ('link', 'img', 'iframe', 'object', 'embed', 'base')]
     (csp,) = [m for m in doc.iter('meta') if m.get('http-equiv') == 'Content-Security-Policy']
     assert "default-src 'none'" in csp.get('content')
@@ -93,8 +95,8 @@ def test_lab_report_structure_and_content():
     assert 'ib_write_bw client to 10.255.0.6 passed' in fx.text_of(flagged[0][2])
     assert 'min_bw_pct_of_link not checked: the link speed of fab0.100 is unknown' in text
     assert doc.find(".//h2[@id='pcie']") is None and doc.find(".//h2[@id='isolation']") is None
-    nav = [a.get('href') for a in doc.iter('a')]
-    assert nav == ['#summary', '#heatmap', '#failing', '#flagged', '#skipped']
+    nav = [a.get('href') for a in doc.find('.//nav')]
+    assert nav == ['#summary', '#failing', '#heatmap', '#flagged', '#skipped']
     assert all(doc.find(".//*[@id='%s']" % h[1:]) is not None for h in nav)
 
 
@@ -177,10 +179,13 @@ def test_fleet_report_is_light_and_names_the_culprits(fleet):
     assert all(data['cells'][i * 8 + 7][3] & rh.RELATIVE for i in range(1000) if i not in (6, 7))
     assert all(data['cells'][7 * 8 + r][3] == rh.FAILED for r in range(8))  # the node that is down: every rail failed
     assert sum(1 for c in data['cells'] if c[3] & rh.FLAGGED) == 82
+    # the culprit (down: every pair failed), the suspects (no isolation to tell the slow node from its peer), the victims
     nodes = rows_of(doc, 'failing-nodes')
-    assert [tr.get('data-node') for tr in nodes] == ['node0007', 'node0006', 'node0008', 'node0123', 'node0124']
-    assert [fx.text_of(tr[1]) for tr in nodes] == ['all 16', '8 of 16', '8 of 16', '1 of 16', '1 of 16']
-    assert fx.text_of(nodes[3][4]) == 'np_cnp_sent +900, out_of_sequence +40'
+    assert [tr.get('data-node') for tr in nodes] == ['node0007', 'node0123', 'node0124', 'node0006', 'node0008']
+    assert [tr.get('data-role') for tr in nodes] == ['culprit', 'suspect', 'suspect', 'victim', 'victim']
+    assert [fx.text_of(tr[2]) for tr in nodes] == ['all 16', '1 of 16', '1 of 16', '8 of 16', '8 of 16']
+    assert fx.text_of(nodes[3][1]) == 'not at fault: failed with node0007, the likely culprit'
+    assert fx.text_of(nodes[1][5]) == 'np_cnp_sent +900, out_of_sequence +40'
     assert len(rows_of(doc, 'failed-pairs')) == 17 and len(rows_of(doc, 'flagged-pairs')) == 82
     (pcie,) = rows_of(doc, 'pcie')
     assert pcie.get('data-node') == 'node0042' and 'downtrained' in fx.text_of(pcie)
