@@ -257,6 +257,10 @@ def start_vm(node, release, ko):
         "--force-9p",
         # KVM hangs on this workplace's hosts (failed to set MSR 0x10a); TCG is slower but works.
         "--disable-kvm",
+        # TCG's TSC is the host's, steady; the clocksource watchdog compares it with the emulated HPET, which lags
+        # whenever the host deschedules the vCPU, and on a busy host marks the TSC unstable. The guest then reads
+        # time from the HPET, slowly and unevenly, and perftest's cycle-counter calibration fails (r^2 < 0.9).
+        "--append", "tsc=reliable",
         "--memory", os.environ.get("LAB_MEMORY", "1G"),
         "--cpus", "1",
         "--name", "node%d" % node,

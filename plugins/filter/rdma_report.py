@@ -43,6 +43,10 @@ def rdma_verify_remeasure_plan(plan, matrix, base_port=18515):
     return _rdma_rounds.remeasure_plan(dict(plan), dict(matrix), int(base_port))
 
 
+def rdma_verify_round_records(result, host, duty, tests, remeasure=False):
+    return _rdma_report.round_records(str(host), dict(duty), list(tests), dict(result or {}), bool(remeasure))
+
+
 def rdma_verify_verdicts(iso_matrix, iso_plan):
     return _rdma_isolation.verdicts(dict(iso_plan), dict(iso_matrix))
 
@@ -130,6 +134,7 @@ class FilterModule:
             'rdma_verify_isolation_plan': _wrap(rdma_verify_isolation_plan),
             'rdma_verify_pcie_findings': _wrap(rdma_verify_pcie_findings),
             'rdma_verify_remeasure_plan': _wrap(rdma_verify_remeasure_plan),
+            'rdma_verify_round_records': _wrap(rdma_verify_round_records),
             'rdma_verify_verdicts': _wrap(rdma_verify_verdicts),
             'rdma_ping_parse': _wrap(rdma_ping_parse),
             'perftest_parse': _wrap(perftest_parse),

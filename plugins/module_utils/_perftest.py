@@ -44,7 +44,7 @@ __all__ = ['BW_TESTS', 'DURATION_MARGIN', 'LAT_TESTS', 'MIB', 'TESTS', 'Perftest
            'build_command', 'check_thresholds', 'classify', 'classify_error', 'collect_warnings', 'describe_side',
            'extra_args_problem', 'failure_details', 'failure_message', 'gid_entry', 'gid_to_ipv4', 'input_error',
            'list_devices', 'parse_gid_index', 'parse_output', 'perftest_options', 'read_gid_table', 'read_link_speed',
-           'run', 'select_gid', 'threshold_problem', 'validate']
+           'complete', 'prepare', 'read_counters', 'run', 'select_gid', 'threshold_problem', 'validate']
 
 # perftest's own limits (src/perftest_parameters.h: MAX_SIZE, MIN_ITER, MAX_QP_NUM)
 MAX_SIZE = 8388608
@@ -420,14 +420,9 @@ def add_link_percentage(metrics, link_speed_mbps, bidirectional=False):
 # the whole task
 # ---------------------------------------------------------------------------------------------
 
-def run(host, params, runner, *, check_mode=False, binary=None, timeout_bin=None, pause_reader=None):
-    """Validates, resolves the GID, runs perftest through ``runner(argv) -> (rc, stdout, stderr)``
-    and returns ``(result, error_message)``; ``error_message`` is None on success.
-
-    ``pause_reader(netdev)`` (``_pause_stats.read``, on a live node) adds the port netdev's pause frames to the counters.
-
-    Raises PerftestError for bad input (nothing has run then).
-    """
+def prepare(host, params, *, binary=None, timeout_bin=None):
+    """Validates and resolves the GID: ``(params, result)``, the parameters the run is judged with and the result
+    skeleton, whose ``cmd`` is the command to run. Raises PerftestError for bad input (nothing has run then)."""
     gid_index = validate(host, params)
     sysfs_root = params.get('sysfs_root') or '/sys'
     device = params.get('device')
@@ -478,19 +473,40 @@ def run(host, params, runner, *, check_mode=False, binary=None, timeout_bin=None
         'stdout': '',
         'stderr': '',
     }
+    return params, result
+
+
+def read_counters(params, result, pause_reader=None):
+    """The RDMA port's counters of the run's device, read before and after it (``complete``)."""
+    return counters.read(params.get('sysfs_root') or '/sys', result['device'], params.get('ib_port') or 1, pause_reader)
+
+
+def complete(host, params, result, output, *, before=None, pause_reader=None):
+    """Fills the ``prepare``d ``result`` from perftest's ``(rc, stdout, stderr)``, with the port counters' change
+    since ``before`` (``read_counters``) when given: ``(result, error_message)``, None on success."""
+    result, error = _finish(host, params, result, output)
+    if before is not None:
+        # Read after perftest exits: its QPs are gone, so nothing of this test is still on the way.
+        result['port_counters'] = counters.delta(before, read_counters(params, result, pause_reader))
+        flag = counters.flag_text(host, describe_side(params), result['port_counters']) if error is None else None
+        result['counter_flags'] = [flag] if flag else []
+    return result, error
+
+
+def run(host, params, runner, *, check_mode=False, binary=None, timeout_bin=None, pause_reader=None):
+    """Validates, resolves the GID, runs perftest through ``runner(argv) -> (rc, stdout, stderr)``
+    and returns ``(result, error_message)``; ``error_message`` is None on success.
+
+    ``pause_reader(netdev)`` (``_pause_stats.read``, on a live node) adds the port netdev's pause frames to the counters.
+
+    Raises PerftestError for bad input (nothing has run then).
+    """
+    params, result = prepare(host, params, binary=binary, timeout_bin=timeout_bin)
     if check_mode:
         result['msg'] = 'check mode: perftest not run (a benchmark changes nothing); cmd is the planned command'
         return result, None
-
-    port = params.get('ib_port') or 1
-    before = counters.read(sysfs_root, device, port, pause_reader)
-    output = runner(cmd)
-    result, error = _finish(host, params, result, output)
-    # Read after perftest exits: its QPs are gone, so nothing of this test is still on the way.
-    result['port_counters'] = counters.delta(before, counters.read(sysfs_root, device, port, pause_reader))
-    flag = counters.flag_text(host, describe_side(params), result['port_counters']) if error is None else None
-    result['counter_flags'] = [flag] if flag else []
-    return result, error
+    before = read_counters(params, result, pause_reader)
+    return complete(host, params, result, runner(result['cmd']), before=before, pause_reader=pause_reader)
 
 
 def _finish(host, params, result, output):

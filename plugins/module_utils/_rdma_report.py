@@ -187,6 +187,48 @@ def parse_ping(stdout, rc=None):
     return out
 
 
+def round_records(host, duty, tests, result, remeasure=False):
+    """The records (``build_matrix``) of one node's part of a round: its ``duty`` in the round (_rdma_rounds), the
+    round's ``tests``, and the result of its ``perftest_round`` task (``{ping, clients, servers}``; a failed or
+    unreachable task fails every side of the node's pairs with its message). A pair measured again keeps its first
+    ping."""
+    lost = bool(result.get('failed') or result.get('unreachable')) or 'clients' not in result
+    lost_msg = '%s: %s' % (host, result.get('msg') or 'the round did not run')
+    rail = duty.get('rail')
+    records = []
+    if duty.get('client_to') is not None and not remeasure:
+        ping = result.get('ping') or {}
+        parsed = parse_ping(ping.get('stdout') or '', ping.get('rc'))
+        msg = ''
+        if lost:
+            msg = lost_msg
+        elif not parsed['ok']:
+            stderr = (ping.get('stderr') or '').strip()
+            msg = 'ping %s: rc=%s, %s of %s replies%s' % (
+                duty['peer_address'], ping.get('rc'), '?' if parsed['received'] is None else parsed['received'],
+                '?' if parsed['transmitted'] is None else parsed['transmitted'], ' (%s)' % stderr if stderr else '')
+        records.append({'kind': 'ping', 'side': 'client', 'client': host, 'server': duty['client_to'], 'rail': rail,
+                        'ok': not lost and parsed['ok'], 'ping': parsed, 'msg': msg})
+    for index, test in enumerate(tests):
+        kind = 'bw' if test.endswith('_bw') else 'lat'
+        if duty.get('client_to') is not None:
+            c = {} if lost else result['clients'][index]
+            records.append({
+                'kind': kind, 'side': 'client', 'test': test, 'client': host, 'server': duty['client_to'], 'rail': rail,
+                'remeasured': bool(remeasure), 'ok': bool(c.get('ok')), 'msg': lost_msg if lost else c.get('msg') or '',
+                'error_class': c.get('error_class'), 'metrics': c.get('metrics') or {}, 'gid_index': c.get('gid_index'),
+                'gid_ipv4': c.get('gid_ipv4'), 'netdev': c.get('netdev'),
+                'thresholds_skipped': c.get('thresholds_skipped') or [], 'port_counters': c.get('port_counters'),
+                'counter_flags': c.get('counter_flags') or []})
+        if duty.get('server_for') is not None:
+            s = {} if lost else result['servers'][index]
+            records.append({
+                'kind': kind, 'side': 'server', 'test': test, 'client': duty['server_for'], 'server': host, 'rail': rail,
+                'ok': bool(s.get('ok')), 'msg': lost_msg if lost else s.get('msg') or '',
+                'error_class': s.get('error_class'), 'metrics': s.get('metrics') or {}, 'gid_index': s.get('gid_index')})
+    return records
+
+
 # ---------------------------------------------------------------------------------------------
 # matrix
 # ---------------------------------------------------------------------------------------------

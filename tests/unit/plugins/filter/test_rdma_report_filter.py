@@ -24,7 +24,8 @@ def test_filter_names():
                          'rdma_pod_rail_addresses', 'rdma_report_html', 'rdma_report_junit', 'rdma_report_summary',
                          'rdma_report_table', 'rdma_verify_fabric_nodes', 'rdma_verify_isolation_plan', 'rdma_verify_matrix',
                          'rdma_verify_pcie_findings', 'rdma_verify_plan',
-                         'rdma_verify_pod_manifests', 'rdma_verify_remeasure_plan', 'rdma_verify_verdicts']
+                         'rdma_verify_pod_manifests', 'rdma_verify_remeasure_plan', 'rdma_verify_round_records',
+                         'rdma_verify_verdicts']
     # every filter has its ansible-doc file next to the plugin
     here = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', 'plugins', 'filter')
     assert all(os.path.exists(os.path.join(here, name + '.yml')) for name in F)
