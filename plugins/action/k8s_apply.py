@@ -16,17 +16,26 @@ ARGUMENT_SPEC = {
 }
 
 
-# Server bookkeeping that changes on every write: left out so that a diff shows only real drift.
-_NOISE = ("managedFields", "resourceVersion", "generation")
+# Metadata the API server sets (and changes on every write): left out so that a diff shows only what the run changes.
+_NOISE = ("managedFields", "resourceVersion", "generation", "uid", "creationTimestamp")
+# kubernetes.core.k8s's copy of the whole applied object, in both before and after: the diff of the object itself says it.
+_LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 
 def _meaningful(obj):
-    if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict):
+    """An object as a diff shows it: without the server's metadata and its status (the operators', not ours)."""
+    if not isinstance(obj, dict):
         return obj or {}
-    out = dict(obj)
-    out["metadata"] = {k: v for k, v in obj["metadata"].items() if k not in _NOISE}
-    if not out["metadata"]:
-        del out["metadata"]
+    out = {k: v for k, v in obj.items() if k != "status"}
+    if isinstance(obj.get("metadata"), dict):
+        meta = {k: v for k, v in obj["metadata"].items() if k not in _NOISE}
+        if isinstance(meta.get("annotations"), dict) and _LAST_APPLIED in meta["annotations"]:
+            meta["annotations"] = {k: v for k, v in meta["annotations"].items() if k != _LAST_APPLIED}
+            if not meta["annotations"]:
+                del meta["annotations"]
+        out["metadata"] = meta
+        if not meta:
+            del out["metadata"]
     return out
 
 

@@ -7,6 +7,7 @@ controller, from one read of the nodes' variables (plugin_utils/_sriov_render.py
 from ansible.plugins.action import ActionBase
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import RenderValidationError
+from ansible_collections.gpufabric.roce.plugins.plugin_utils import _findings
 from ansible_collections.gpufabric.roce.plugins.plugin_utils import _raw_vars as raw_vars
 from ansible_collections.gpufabric.roce.plugins.plugin_utils import _sriov_render as sr
 
@@ -61,7 +62,11 @@ class ActionModule(ActionBase):
                 sr.whole_fabric(rows, sr.str_hosts(args["hosts"]), held.get(PLAN_VAR), held.get("roce_inventory_complete"))
             out = sr.render_all(rows, args["hosts"], args["defaults"], args["pool_defaults"],
                                 args["nic_config_defaults"], table=table)
-        except (RenderValidationError, GpufabricError, ValueError) as exc:
+        except RenderValidationError as exc:
+            # One line per distinct problem: a bad value in group_vars is one line naming its nodes and where it is set.
+            result.update(failed=True, msg=_findings.render_errors(exc.errors, task_vars["hostvars"]))
+            return result
+        except (GpufabricError, ValueError) as exc:
             result.update(failed=True, msg=str(exc))
             return result
         result.update(out, changed=False)

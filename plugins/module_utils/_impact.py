@@ -26,6 +26,8 @@ RECONFIGURING = ("numVfs", "mtu", "deviceType", "isRdma", "linkType")
 MELLANOX = "15b3"
 
 NONE = "no disruption"
+# How the table shows a field a policy does not set (the operator's default applies), instead of Python's None.
+UNSET = "(unset)"
 
 
 def _num(value):
@@ -174,15 +176,30 @@ def operator_impact(rendered, live, states, removed=()):
     return out
 
 
+def _shown(value):
+    if isinstance(value, bool):
+        return "true" if value else "false"  # as the policy's YAML has it
+    return UNSET if value is None else value
+
+
+def _field_changes(change):
+    """A policy's changed fields as the table lists them: "mtu 1500 -> 9000", "mtu (unset) -> 9000"; a new policy
+    has no before, so only its values ("mtu 9000")."""
+    fields = sorted(change["fields"].items())
+    if change["change"] == "new":
+        return ", ".join("%s %s" % (f, _shown(v[1])) for f, v in fields)
+    return ", ".join("%s %s -> %s" % (f, _shown(v[0]), _shown(v[1])) for f, v in fields)
+
+
 def _node_rows(host, node, host_part, operator_part):
     effects = []
     if host_part:
         for v in host_part["vfs"]:
             if v["reset"]:
                 how = "drained first" if host_part["drain"] else "NOT drained (host_network_drain off or not a Kubernetes node)"
-                effects.append("%s VFs %s -> %s: VF reset, %s" % (v["pf"], v["num_vfs_before"], v["num_vfs"], how))
+                effects.append("%s VFs %s -> %s: VF reset, %s" % (v["pf"], _shown(v["num_vfs_before"]), _shown(v["num_vfs"]), how))
             elif v["changed"] and v["num_vfs_before"] != v["num_vfs"]:
-                effects.append("%s VFs %s -> %s (none existed: no reset)" % (v["pf"], v["num_vfs_before"], v["num_vfs"]))
+                effects.append("%s VFs %s -> %s (none existed: no reset)" % (v["pf"], _shown(v["num_vfs_before"]), _shown(v["num_vfs"])))
         for g in host_part["gateways"]:
             parts = []
             if g["created"]:
@@ -193,7 +210,7 @@ def _node_rows(host, node, host_part, operator_part):
             if g["addresses_removed"]:
                 parts.append("address(es) removed: %s" % ", ".join(g["addresses_removed"]))
             if g["mtu"]:
-                parts.append("MTU %s -> %s" % tuple(g["mtu"]))
+                parts.append("MTU %s -> %s" % tuple(_shown(m) for m in g["mtu"]))
             if parts:
                 effects.append("gateway %s: %s" % (g["interface"], "; ".join(parts)))
         for q in host_part.get("qos") or []:
@@ -202,7 +219,7 @@ def _node_rows(host, node, host_part, operator_part):
                 what += " (not supported here: %s)" % ", ".join(q["unsupported"])
             effects.append("QoS %s: %s" % (q["interface"], what))
     for c in operator_part or []:
-        fields = ", ".join("%s %s -> %s" % (f, v[0], v[1]) for f, v in sorted(c["fields"].items()))
+        fields = _field_changes(c)
         what = {"new": "new policy %s" % c["policy"], "update": "policy %s: %s" % (c["policy"], fields),
                 "removed": "policy %s removed (VFs of %s go)" % (c["policy"], ", ".join(c["pfs"]))}[c["change"]]
         if c["change"] == "new":

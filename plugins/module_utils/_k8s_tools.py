@@ -34,11 +34,23 @@ def client_problem(host, result, kubeconfig_desc, interpreter=None):
             % (host, kubeconfig_desc, msg[:600]))
 
 
+# What ansible.builtin.command says when the program could not be started at all: the OSError's errno as rc and, from
+# ansible-core 2.19, only "Error executing command." as msg (before 2.19, the OSError's text).
+_NOT_FOUND, _NOT_EXECUTABLE = 2, 13
+
+
 def helm_problem(host, binary, result):
     if not result.get("failed") and not result.get("rc"):
         return None
-    why = " ".join(str(result.get("msg") or result.get("stderr") or "").split())[:300]
-    return "%s: helm (%s) cannot run: %s. Fix: %s" % (host, binary, why or "rc %s" % result.get("rc"), HELM_FIX % host)
+    msg = " ".join(str(result.get("msg") or "").split())
+    started = not ("Error executing command" in msg or msg.startswith("[Errno"))
+    where = ("at %s (network_operator_helm_binary)" % binary) if "/" in binary else "on PATH"
+    if not started and result.get("rc") == _NOT_FOUND:
+        return "%s: helm not found %s. Fix: %s" % (host, where, HELM_FIX % host)
+    if not started and result.get("rc") == _NOT_EXECUTABLE:
+        return "%s: helm %s is not executable (permission denied). Fix: chmod +x it, or %s" % (host, where, HELM_FIX % host)
+    why = " ".join(str(result.get("stderr") or "").split()) or msg
+    return "%s: helm (%s) cannot run: %s. Fix: %s" % (host, binary, why[:300] or "rc %s" % result.get("rc"), HELM_FIX % host)
 
 
 # A kubeconfig string is shown only when it can be nothing but a path: one line, absolute or under ~, no blanks.

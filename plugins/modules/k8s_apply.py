@@ -10,7 +10,7 @@ __metaclass__ = type  # noqa: UP001
 DOCUMENTATION = r"""
 ---
 module: k8s_apply
-short_description: Apply many Kubernetes objects in one run and show each changed object's diff
+short_description: Internal (the Kubernetes roles) - apply many Kubernetes objects in one run and show each changed object's diff
 version_added: "0.1.0"
 description:
   - Applies every object of O(definition) with one run of M(kubernetes.core.k8s) (C(state=present), C(apply=true)),
@@ -18,6 +18,9 @@ description:
   - With C(--diff), shows one diff per changed object, headed C(<kind>/<name>); M(kubernetes.core.k8s) given a list keeps
     those diffs nested in its result, where Ansible does not show them. In check mode the API server computes the
     change (dry run) and nothing is written.
+  - The diffs leave out what the API server sets (C(uid), C(creationTimestamp), C(resourceVersion), C(generation),
+    C(managedFields)), the object's C(status) and the C(kubectl.kubernetes.io/last-applied-configuration) annotation, so
+    they show what the run changes.
   - In check mode, objects whose API the cluster does not serve yet (their CRD comes with a chart that is not installed) are
     reported in RV(pending_objects) and in the diff as created once the chart is installed, instead of failing.
   - This is an action plugin; the module file only holds the documentation.

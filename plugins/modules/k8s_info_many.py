@@ -10,7 +10,7 @@ __metaclass__ = type  # noqa: UP001
 DOCUMENTATION = r"""
 ---
 module: k8s_info_many
-short_description: Several kubernetes.core.k8s_info reads in one module run
+short_description: Internal (sriov_networks role) - several kubernetes.core.k8s_info reads in one module run
 version_added: "0.1.0"
 description:
   - Answers every query of O(queries) exactly as M(kubernetes.core.k8s_info) answers it (the same client, the same

@@ -10,7 +10,7 @@ __metaclass__ = type  # noqa: UP001
 DOCUMENTATION = r"""
 ---
 module: k8s_tools
-short_description: Check that the Kubernetes phases can run (kubernetes.core, the kubernetes client, the cluster, helm)
+short_description: Internal (site.yml, teardown.yml) - check that the Kubernetes phases can run (kubernetes.core, the kubernetes client, the cluster, helm)
 version_added: "0.1.0"
 description:
   - Checks, before the first change of a run, what the apply-mode Kubernetes phases need on the host they run on, and fails

@@ -10,7 +10,7 @@ __metaclass__ = type  # noqa: UP001
 DOCUMENTATION = r"""
 ---
 module: manifest_files
-short_description: Write rendered Kubernetes objects as YAML files on the controller (render mode)
+short_description: Internal (the Kubernetes roles' render mode) - write rendered Kubernetes objects as YAML files on the controller
 version_added: "0.1.0"
 description:
   - Writes each entry of O(files) as a multi-document YAML file under O(dest), in one step and without

@@ -10,7 +10,7 @@ __metaclass__ = type  # noqa: UP001
 DOCUMENTATION = r"""
 ---
 module: network_operator_release
-short_description: Find every release of the network-operator chart and plan the install or upgrade without resetting user values
+short_description: Internal (network_operator role) - find every release of the network-operator chart, plan the install or upgrade keeping user values
 version_added: "0.2.0"
 description:
   - Lists every Helm release of the chart (any name, any namespace, any status) with C(helm list --all-namespaces --all).

@@ -193,6 +193,10 @@ attributes:
   diff_mode:
     description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
+requirements:
+  - perftest (C(ib_write_bw) and the other tests) on the target node
+  - C(timeout) (coreutils) on the target node
+  - pyroute2 on the target node, optional - only the pause frames of RV(port_counters) are read with it
 notes:
   - Needs the C(perftest) package and C(timeout) (coreutils) on the target, and enough locked memory
     (C(ulimit -l)) for the RDMA buffers, which root has.

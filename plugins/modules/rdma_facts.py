@@ -27,6 +27,12 @@ description:
     and C(pci_address_source) says so.
 author:
   - gpufabric.roce maintainers (@gpufabric)
+requirements:
+  - Linux with sysfs and procfs on the target node; no command or package is needed for the facts themselves
+  - pyroute2 on the target node, optional - only RV(ansible_facts.rdma.pause_counters) are read with it (V(null) with
+    C(error) without it)
+  - root (C(become)), optional - the kernel gives the whole PCIe config space (ACS, port types, Max_Read_Request, relaxed
+    ordering, ATS) only to root; without it those facts say C(unknown) and why
 extends_documentation_fragment:
   - gpufabric.roce.roce
   - gpufabric.roce.roce.actiongroup

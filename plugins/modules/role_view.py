@@ -10,7 +10,7 @@ __metaclass__ = type  # noqa: UP001
 DOCUMENTATION = r"""
 ---
 module: role_view
-short_description: Read variables of a role of this collection as another host would see them
+short_description: Internal (site.yml) - read variables of a role of this collection as another host would see them
 version_added: "0.1.0"
 description:
   - Returns the variables of O(names) as the role O(role) would see them on the host O(host) when entered from a play

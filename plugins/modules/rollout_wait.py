@@ -10,7 +10,7 @@ __metaclass__ = type  # noqa: UP001
 DOCUMENTATION = r"""
 ---
 module: rollout_wait
-short_description: Wait for the network operator or the SR-IOV sync, with one line of progress per poll
+short_description: Internal (network_operator, sriov_networks roles) - wait for the network operator or the SR-IOV sync, with one line of progress per poll
 version_added: "0.1.0"
 description:
   - Polls the cluster through M(gpufabric.roce.k8s_info_many) (every read of a poll in one module run) until the

@@ -10,7 +10,7 @@ __metaclass__ = type  # noqa: UP001
 DOCUMENTATION = r"""
 ---
 module: sriov_render
-short_description: Validate every node and render all its SR-IOV objects, in one task on the controller
+short_description: Internal (sriov_networks role) - validate every node and render all its SR-IOV objects, in one task on the controller
 version_added: "0.1.0"
 description:
   - Reads the variables of every host of O(hosts) once and renders, in one pass, the SriovNetworkNodePolicies and

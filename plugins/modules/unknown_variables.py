@@ -10,7 +10,7 @@ __metaclass__ = type  # noqa: UP001
 DOCUMENTATION = r"""
 ---
 module: unknown_variables
-short_description: Warn about roce_* and role-prefixed variables that no role of the collection reads
+short_description: Internal (site.yml, render.yml) - warn about roce_* and role-prefixed variables that no role of the collection reads
 version_added: "0.1.0"
 description:
   - Reads the names of the variables of every host of O(hosts) (inventory, group_vars, host_vars and extra vars; nothing

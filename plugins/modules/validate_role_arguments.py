@@ -10,7 +10,7 @@ __metaclass__ = type  # noqa: UP001
 DOCUMENTATION = r"""
 ---
 module: validate_role_arguments
-short_description: Check the role arguments of every host against the roles' argument specs, in one task
+short_description: Internal (the playbooks and roles) - check the role arguments of every host against the roles' argument specs, in one task
 version_added: "0.1.0"
 description:
   - Validates, for each host of O(hosts), the variables each role of O(roles) would see (the host's variables over the

@@ -92,7 +92,7 @@ def test_a_missing_tool_stops_the_run_before_the_first_change(cluster, tmp_path)
     assert rc != 0, out[-4000:]
     flat = " ".join(out.split())
     assert "Check the tools of the Kubernetes phases" in flat and "The Kubernetes phases cannot run; nothing has changed yet" in flat, out[-4000:]
-    assert "helm (%s) cannot run" % (tmp_path / "no-such-helm") in flat and "network_operator_helm_binary" in flat
+    assert "helm not found at %s (network_operator_helm_binary)" % (tmp_path / "no-such-helm") in flat
     assert "Create the namespace" not in flat  # stopped in the validation play
     _empty(cluster)
 

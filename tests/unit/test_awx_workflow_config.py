@@ -1,4 +1,4 @@
-"""docs/awx-project/awx/sliced-rollout.yml, the AWX configuration of docs/awx.md section 7: every option it gives an
+"""docs/awx-project/awx/sliced-rollout.yml, the AWX configuration of docs/awx.md section 8: every option it gives an
 awx.awx module is one of that module's (its DOCUMENTATION), the workflow chains plan -> sliced host phases -> cluster,
 and only the host phases are sliced and none but them lacks the declaration of a whole inventory."""
 

@@ -96,3 +96,43 @@ def test_example_project_has_the_render_only_playbook(doc):
     # The render job template uses it; the rollout survey no longer offers render mode (it ran the node phases).
     assert "| Playbook | `playbooks/render.yml` |" in text
     assert "`roce_k8s_mode` | multiple choice" not in text
+
+
+def _sections():
+    with open(DOC) as f:
+        return re.findall(r"^## ([0-9]+)\. (.+)$", f.read(), re.M)
+
+
+def _anchor(number, title):
+    # GitHub's heading anchors: lower case, punctuation dropped, blanks to dashes.
+    return re.sub(r"[^a-z0-9 -]", "", ("%s. %s" % (number, title)).lower()).replace(" ", "-")
+
+
+def test_the_sections_are_numbered_once_each_in_order():
+    assert [int(n) for n, _t in _sections()] == list(range(1, len(_sections()) + 1)), _sections()
+
+
+def test_every_reference_to_a_section_of_awx_md_names_one_that_is_there():
+    sections = {n: t for n, t in _sections()}
+    anchors = {_anchor(n, t) for n, t in sections.items()}
+    found = []
+    for path in glob.glob(os.path.join(REPO, "**", "*"), recursive=True):
+        rel = os.path.relpath(path, REPO)
+        if rel.startswith((".", "changelogs", "benchmarks")) or not rel.endswith((".md", ".yml", ".py", ".rst")) or not os.path.isfile(path):
+            continue
+        with open(path, errors="replace") as f:
+            text = f.read()
+        for anchor in re.findall(r"awx\.md#([\w-]+)", text):
+            found.append(anchor)
+            assert anchor in anchors, "%s: docs/awx.md#%s is no section of it (%s)" % (rel, anchor, sorted(anchors))
+        refs = re.findall(r"awx\.md,? sections? ([0-9]+)", text)
+        if rel == os.path.join("docs", "awx.md"):
+            refs += re.findall(r"\bsections? ([0-9]+)\b", text)
+        for number in refs:
+            assert number in sections, "%s: section %s of docs/awx.md does not exist" % (rel, number)
+    assert found  # the test reads the references it is about
+    # The sliced workflow is the section about job slicing.
+    with open(os.path.join(REPO, "docs", "awx.md")) as f:
+        text = f.read()
+    slicing = [n for n, t in sections.items() if "job slicing" in t]
+    assert slicing and "use the workflow of section %s" % slicing[0] in text

@@ -15,3 +15,9 @@ def test_the_readme_stays_short_and_its_relative_links_resolve():
     targets = [t.split("#", 1)[0] for t in re.findall(r"\]\(([^)\s]+)\)", text) if "://" not in t and not t.startswith("#")]
     assert targets and [t for t in targets if not (REPO / t).exists()] == []
     assert "(docs/development.md)" in text and "make test" in text and "make lab" in text
+
+
+def test_the_quick_start_offers_the_ansible_package_for_offline_installs():
+    # The ansible package bundles kubernetes.core: offline, only the collection's own tarball is then needed.
+    quick_start = (REPO / "README.md").read_text().split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    assert "pip install 'ansible>=12'" in quick_start and "kubernetes.core" in quick_start

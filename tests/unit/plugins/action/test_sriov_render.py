@@ -3,6 +3,7 @@
 import json
 from unittest import mock
 
+from ansible._internal._datatag._tags import Origin
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpufabric.roce.plugins.action.manifest_files import ActionModule as ManifestFiles
@@ -59,6 +60,19 @@ def test_an_invalid_node_fails_with_every_problem_and_renders_nothing():
     out = render({"hosts": ["node1", "node2"]}, {"hostvars": hv})
     assert out["failed"] is True and "objects" not in out
     assert "node1: roce_vlan_id=5000: must be between 0 and 4094" in out["msg"]
+
+
+def test_a_bad_value_every_node_reads_from_group_vars_is_one_line_naming_the_nodes_and_the_file():
+    # Issue 42: one bad line in group_vars was one line per node (64 nodes: 64 lines of the same problem).
+    hv = hostvars()
+    for h in hv:
+        hv[h]["sriov_networks_priority"] = Origin(path="/inv/group_vars/roce_nodes.yml", line_num=15).tag(100)
+    out = render({"hosts": ["node1", "node2"]}, {"hostvars": hv})
+    assert out["failed"] is True and "objects" not in out
+    assert out["msg"].splitlines() == [
+        "1 problem found; nothing was rendered or applied:",
+        "  - node1 (and 1 other node: node2): sriov_networks_priority=100: must be between 0 and 99 (0 is the highest priority). "
+        "Fix: set sriov_networks_priority to 0..99. Source: sriov_networks_priority in /inv/group_vars/roce_nodes.yml:15."]
 
 
 def test_the_nic_configuration_templates_use_the_plans_table_from_the_hosts_variables_and_only_when_needed():

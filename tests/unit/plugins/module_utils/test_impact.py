@@ -101,10 +101,22 @@ def test_a_new_policy_on_a_pf_without_vfs_is_no_drain_and_an_unknown_state_assum
     assert changes["node2"][0]["drain"]  # no node state: a drain is not hidden
     rows = {r["node"]: r for r in im.report(["node1", "node2"], {}, changes)["nodes"]}
     assert rows["node1"]["disruption"] == im.NONE
-    assert rows["node1"]["changes"] == ["new policy p1 (deviceType None -> netdevice, isRdma None -> True, mtu None -> 9000, "
-                                        "numVfs None -> 8): operator configures VFs, no drain (no VFs yet)"]
+    assert rows["node1"]["changes"] == ["new policy p1 (deviceType netdevice, isRdma true, mtu 9000, "
+                                        "numVfs 8): operator configures VFs, no drain (no VFs yet)"]
     assert rows["node2"]["disruption"] == "possible operator drain"
     assert rows["node2"]["changes"][0].endswith("operator drain, unless eth0 has no VFs yet (no SriovNetworkNodeState tells)")
+
+
+def test_a_field_a_policy_does_not_set_reads_as_unset_not_none():
+    # A live policy written before deviceType was rendered, and a rendered one that no longer sets linkType.
+    live = _policy("p1", "node1")
+    del live["spec"]["deviceType"]
+    live["spec"]["linkType"] = "eth"
+    changes = im.operator_impact([_policy("p1", "node1")], [live], [_state("node1", vendor="8086")])
+    assert changes["node1"][0]["fields"] == {"deviceType": [None, "netdevice"], "linkType": ["eth", None]}  # JSON: null
+    row = im.report(["node1"], {}, changes)["nodes"][0]
+    assert row["changes"] == ["policy p1: deviceType (unset) -> netdevice, linkType eth -> (unset): operator drain"]
+    assert "None" not in im.table(im.report(["node1"], {}, changes))
 
 
 def test_pruned_policy_drains_and_unchanged_policies_are_not_listed():

@@ -5,7 +5,7 @@
 import pytest
 from k8s_objects import NS, obj
 
-from ansible_collections.gpufabric.roce.plugins.action.k8s_apply import pending_diffs, with_labels
+from ansible_collections.gpufabric.roce.plugins.action.k8s_apply import object_diffs, pending_diffs, with_labels
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_fabric import FABRIC_LABEL, fabric_ownership
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_tools import client_problem, collection_problem, helm_problem, kubeconfig_desc, secret_strings
 
@@ -66,6 +66,26 @@ def test_check_mode_reports_objects_whose_crd_is_not_served_yet():
     assert "created once the chart is installed" in diffs[0]["after_header"]
 
 
+def test_a_diff_shows_what_the_run_changes_not_the_servers_bookkeeping():
+    server = {"uid": "0b7c1d2e", "resourceVersion": "4711", "generation": 3, "creationTimestamp": "2026-01-01T00:00:00Z",
+              "managedFields": [{"manager": "kubectl", "operation": "Apply"}]}
+    last = {"kubectl.kubernetes.io/last-applied-configuration": '{"spec": {"numVfs": 8}}'}
+    before = {"kind": "SriovNetworkNodePolicy", "metadata": dict(server, name="p1", namespace=NS, annotations=dict(last)),
+              "spec": {"numVfs": 8}, "status": {"syncStatus": "Succeeded"}}
+    after = {"kind": "SriovNetworkNodePolicy", "metadata": dict(server, name="p1", namespace=NS, resourceVersion="4712",
+                                                                annotations=dict(last, owner="team-a")),
+             "spec": {"numVfs": 16}, "status": {"syncStatus": "Succeeded"}}
+    names, diffs = object_diffs([{"changed": True, "result": after, "diff": {"before": before, "after": after}}])
+    assert names == ["SriovNetworkNodePolicy/p1"]
+    assert diffs[0]["before"] == {"kind": "SriovNetworkNodePolicy", "metadata": {"name": "p1", "namespace": NS}, "spec": {"numVfs": 8}}
+    assert diffs[0]["after"] == {"kind": "SriovNetworkNodePolicy", "metadata": {"name": "p1", "namespace": NS, "annotations": {"owner": "team-a"}},
+                                 "spec": {"numVfs": 16}}
+    # The server's metadata of a created object (no before) is left out too; the rendered objects are not touched.
+    _names, created = object_diffs([{"changed": True, "result": after, "diff": {}}])
+    assert created[0]["after"]["metadata"] == {"name": "p1", "namespace": NS, "annotations": {"owner": "team-a"}}
+    assert after["metadata"]["uid"] == "0b7c1d2e" and "status" in after
+
+
 def test_tool_problems_carry_their_fix():
     assert collection_problem(True) is None
     assert "ansible-galaxy collection install kubernetes.core" in collection_problem(False)
@@ -97,5 +117,19 @@ def test_secret_strings_are_every_leaf_of_a_kubeconfig():
     assert secret_strings("apiVersion: v1") == {"apiVersion: v1"} and secret_strings("") == set() and secret_strings(None) == set()
     assert client_problem("ctl", {"resources": []}, "x") is None
     helm = helm_problem("ctl", "helm", {"failed": True, "msg": "[Errno 2] No such file or directory: b'helm'", "rc": 2})
-    assert "network_operator_helm_binary" in helm and "No such file" in helm
+    assert helm.startswith("ctl: helm not found on PATH. Fix: put helm (v3) on the PATH of ctl") and "network_operator_helm_binary" in helm
     assert helm_problem("ctl", "helm", {"rc": 0, "stdout": "v3.10.1"}) is None
+
+
+def test_a_missing_helm_is_named_as_missing():
+    # ansible-core 2.19's command module: the OSError's errno as rc and only "Error executing command." as msg.
+    started_not = {"failed": True, "rc": 2, "msg": "Error executing command.", "stdout": "", "stderr": "", "cmd": ["helm", "version", "--short"]}
+    assert helm_problem("ctl", "helm", started_not) == (
+        "ctl: helm not found on PATH. Fix: put helm (v3) on the PATH of ctl, or set network_operator_helm_binary to its full path")
+    at_path = helm_problem("ctl", "/opt/bin/helm", dict(started_not, cmd=["/opt/bin/helm"]))
+    assert at_path.startswith("ctl: helm not found at /opt/bin/helm (network_operator_helm_binary). Fix:")
+    denied = helm_problem("ctl", "/opt/bin/helm", dict(started_not, rc=13))
+    assert "is not executable" in denied and "Error executing command" not in denied
+    # helm ran and failed: its own words, not "not found".
+    ran = helm_problem("ctl", "helm", {"failed": True, "rc": 1, "msg": "non-zero return code", "stderr": "Error: unknown flag: --short"})
+    assert ran.startswith("ctl: helm (helm) cannot run: Error: unknown flag: --short. Fix:")
