@@ -76,6 +76,12 @@ def test_render_playbook_with_unreachable_nodes_touches_none(tmp_path):
     assert sorted(os.listdir(out)) == ["README.md", "argocd", "flux", "network-operator", "sriov-networks"]
     assert (out / "README.md").read_text() == "the user's own\n"
     assert "half of a killed run" not in (out / "network-operator" / "helm-values.yaml").read_text()
+    # The run says where the tree went and what changed in it, at default verbosity (issue 42, item 6).
+    said = flat(proc)
+    assert "Rendered the tree into %s: argocd/application.yaml, " % out in said, said
+    assert ", network-operator/helm-chart.yaml, " in said and ", sriov-networks/sriov-networks.yaml" in said, said
+    assert ("Manifests in %s (staged; the render playbook swaps them in last): 4 file(s), changed: "
+            "sriov-networks/kustomization.yaml, " % out) in said, said
 
     # site.yml in render mode, by contrast, runs the node phases: the same inventory fails there.
     proc = ansible_playbook("-i", str(inv), os.path.join(REPO, "playbooks", "site.yml"), "-e", "roce_k8s_mode=render",

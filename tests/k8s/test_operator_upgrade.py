@@ -109,10 +109,17 @@ def test_hand_installed_release_is_adopted_and_upgraded_with_the_users_values_ke
     assert "   operator:\n     nodeSelector:\n       site-owner: keep-me" in plan, plan
     assert not [x for x in plan.splitlines() if x.startswith("-") and "site-owner" in x], plan
     assert [(r["chart"], r["revision"]) for r in _releases(cluster)] == [("network-operator-26.1.2", "1")]
+    # The run ends saying what it did (issue 42, item 6): here, what it would do.
+    assert ("Helm release nvidia-network-operator/network-operator (chart network-operator 26.1.2): revision 1, would be "
+            "upgraded (the values its owner set kept)") in " ".join(out.split()), out[-6000:]
 
     # Adopted at 26.1.2: the user's value kept, the collection's keys added, the NicClusterPolicy at 26.1.2.
     rc, out = _role(cluster, tmp_path, "26.1.2")
     assert rc == 0, out[-6000:]
+    said = " ".join(out.split())
+    assert ("Helm release nvidia-network-operator/network-operator (chart network-operator 26.1.2): upgraded from revision 1 "
+            "to 2 (the values its owner set kept)") in said, out[-6000:]
+    assert "NicClusterPolicy nic-cluster-policy: applied (created or changed)" in said, out[-6000:]
     values = _user_values(cluster)
     assert values["operator"]["nodeSelector"] == {"site-owner": "keep-me"}
     assert values["sriovNetworkOperator"] == {"enabled": True}
@@ -137,6 +144,7 @@ def test_hand_installed_release_is_adopted_and_upgraded_with_the_users_values_ke
     # Idempotence, in check mode.
     rc, out = _role(cluster, tmp_path, "26.4.1", "--check")
     assert rc == 0 and _recap_changed(out) == 0, out[-6000:]
+    assert "(chart network-operator 26.4.1): unchanged at revision 3" in " ".join(out.split()), out[-6000:]
 
     # An upgrade that fails halfway (the pre-upgrade hook ran, the API server rejects the operator Deployment):
     # Helm --atomic rolls back to the revision before, and the message names it and the rollback to run.
@@ -147,6 +155,8 @@ def test_hand_installed_release_is_adopted_and_upgraded_with_the_users_values_ke
     assert "helm upgrade of release network-operator in namespace nvidia-network-operator failed" in flat, out[-6000:]
     assert "The release was at revision %s (network-operator-26.4.1) before this run" % before["revision"] in flat
     assert "`helm rollback network-operator %s -n nvidia-network-operator`" % before["revision"] in flat
+    # and the summary still comes, after the failure
+    assert "network_operator: the phase failed at " in flat and "install or upgrade failed (rolled back: see the error above)" in flat, out[-6000:]
     after = _releases(cluster)[0]
     assert (after["status"], after["chart"], int(after["revision"])) == ("deployed", "network-operator-26.4.1", int(before["revision"]) + 2)
     assert "resources" not in _user_values(cluster)["operator"]

@@ -218,6 +218,8 @@ def test_two_inventories_share_a_cluster_and_prune_only_their_own(shared, tmp_pa
     assert rc == 0, out[-8000:]
     pruned = "Deleting 2 object(s) of fabric pool-b no longer in the inventory: SriovNetwork/poolb-node1, SriovNetworkNodePolicy/poolb-node1"
     assert pruned in " ".join(out.split()), out[-6000:]
+    # and the run's summary says so at its end (issue 42, item 6)
+    assert "Pruned (no longer in the inventory): SriovNetwork/poolb-node1, SriovNetworkNodePolicy/poolb-node1" in " ".join(out.split())
     wait_for("poolb-node1 gone", lambda: "poolb-node1" not in _names(cluster, "sriovnetworks"))
     assert _names(cluster, "sriovnetworknodepolicies") == ["poolb-node2", "roce-node1"]
     assert _names(cluster, "sriovnetworks") == ["poolb-node2", "roce-gone", "roce-node1"]
