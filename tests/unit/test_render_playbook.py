@@ -65,7 +65,9 @@ def test_nothing_is_written_before_the_validation_and_the_tree_is_swapped_in_at_
     block, always = tasks[write]["block"], tasks[write]["always"]
     assert block[0]["gpufabric.roce.manifest_files"] == {"discard": "{{ __render_dir }}"}
     assert [t["ansible.builtin.import_role"]["name"] for t in block[1:3]] == ["gpufabric.roce.network_operator", "gpufabric.roce.sriov_networks"]
-    assert block[-1]["gpufabric.roce.manifest_files"] == {"commit": "{{ __render_dir }}"}
+    # the swap is the block's last write; only the run's summary (a debug) follows it
+    assert block[-2]["gpufabric.roce.manifest_files"] == {"commit": "{{ __render_dir }}"}
+    assert list(block[-1]) == ["name", "ansible.builtin.debug"] and "__render_committed" in block[-1]["ansible.builtin.debug"]["msg"]
     assert [t["gpufabric.roce.manifest_files"] for t in always] == [{"discard": "{{ __render_dir }}"}]
     assert _load("playbooks", "render.yml")[1]["vars"]["__roce_render_transaction"] is True
 
