@@ -98,7 +98,8 @@ def test_webhook_rule_violation_stops_site_yml_before_any_node_is_touched(job):
     msgs = " ".join(
         str(e["event_data"].get("res", {}).get("msg", "")) for e in result.events if e.get("event") == "runner_on_failed"
     )
-    assert "node1: sriov_networks_trust=true" in msgs and "Fix: quote it" in msgs, msgs
+    # one mistake in group_vars, one message naming both nodes (issue 42, item 8)
+    assert "node1 (and 1 other node: node2): sriov_networks_trust=true" in msgs and "Fix: quote it" in msgs, msgs
 
 
 def _artifacts(result):
