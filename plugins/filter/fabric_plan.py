@@ -53,6 +53,16 @@ def fabric_plan_node(data, host, routes_apart=False, route_ranges=False):
         raise AnsibleFilterError(str(exc)) from exc
 
 
+def fabric_plan_slice(data, phase):
+    try:
+        return fp.phase_slice(data, '%s' % phase)
+    except json.JSONDecodeError as exc:
+        raise AnsibleFilterError('fabric_plan_slice: the plan given as text is not JSON (%s); give the plan itself or the '
+                                 'text fabric_plan_json wrote' % exc) from exc
+    except ValueError as exc:
+        raise AnsibleFilterError('fabric_plan_slice: %s' % exc) from exc
+
+
 def fabric_plan_json(data):
     return fp.dumps(_plain(data))
 
@@ -60,4 +70,4 @@ def fabric_plan_json(data):
 class FilterModule(object):
     def filters(self):
         return {'fabric_plan': fabric_plan, 'fabric_plan_read': fabric_plan_read, 'fabric_plan_node': fabric_plan_node,
-                'fabric_plan_json': fabric_plan_json}
+                'fabric_plan_json': fabric_plan_json, 'fabric_plan_slice': fabric_plan_slice}

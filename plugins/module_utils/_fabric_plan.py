@@ -45,6 +45,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import
     gateway_args_list,
     grouped,
     is_fabric_table,
+    qos_via_operator,
     rail_entries,
     route_to,
 )
@@ -213,7 +214,7 @@ def _check_head(data, source):
 
 # A table key as a plan names it, from the inventory variable the rules name (check_table reads the table as variables).
 _PLAN_KEY = {'roce_pf': 'pf', 'roce_vlan_id': 'vlan_id', 'roce_mtu': 'mtu', 'roce_pod_subnet': 'subnet', 'roce_pod_gateway': 'gateway',
-             'roce_qos': 'qos', 'roce_rails': 'rails', 'roce_num_vfs': 'num_vfs', 'roce_sriov_pf': 'sriov_pf'}
+             'roce_qos': 'qos', 'roce_rails': 'rails', 'roce_num_vfs': 'num_vfs', 'roce_sriov_pf': 'sriov_pf', 'roce_qos_via': 'qos_via'}
 _RAIL_KEY = {'vlan': 'vlan_id', 'name': 'rail'}
 _VARIABLE_RE = re.compile(r'\broce_rails\[([^\]]*)\]\.(\w+)|\b(%s)\b' % '|'.join(sorted(_PLAN_KEY, key=len, reverse=True)))
 
@@ -251,13 +252,14 @@ def _as_variables(table, order, source):
         if not isinstance(entry, dict):
             errors.append(_refusal(source, 'is invalid: the node\'s entry is not a mapping', host=node))
             continue
+        via = {'roce_qos_via': entry['qos_via']} if 'qos_via' in entry else {}
         if 'rails' not in entry:
             hv = {'roce_pf': entry.get('pf'), 'roce_vlan_id': entry.get('vlan_id'), 'roce_mtu': entry.get('mtu'),
                   'roce_pod_subnet': entry.get('subnet'), 'roce_pod_gateway': entry.get('gateway')}
             qos = profile(node, 'qos', entry)
             if qos is not None:
                 hv['roce_qos'] = qos
-            out[node] = hv
+            out[node] = dict(hv, **via)
             continue
         rails = entry['rails']
         if not isinstance(rails, list) or not rails or not all(isinstance(r, dict) for r in rails):
@@ -271,12 +273,14 @@ def _as_variables(table, order, source):
             if qos is not None:
                 rail['qos'] = dict(qos, enabled=True)
             roce_rails.append({k: v for k, v in rail.items() if v is not None})
-        out[node] = {'roce_rails': roce_rails, 'roce_qos': {'enabled': False}}
+        out[node] = dict({'roce_rails': roce_rails, 'roce_qos': {'enabled': False}}, **via)
     return out, errors
 
 
 def _entry_difference(have, want):
     """Where a node's entry in the plan (``have``) differs from the one the rules make of its values (``want``)."""
+    if 'rails' in have and have.get('qos_via') != want.get('qos_via'):
+        return 'has qos_via=%s where the rules make %s of it' % (shown_value(have.get('qos_via')), shown_value(want.get('qos_via')))
     have_rails, want_rails = list(rail_entries(have)), list(rail_entries(want))
     for h, w in zip(have_rails, want_rails):
         where = 'rails[%s].' % h['rail'] if h['rail'] else ''
@@ -379,6 +383,21 @@ def _parsed(text):
     data = json.loads(text) if text.strip() else {}
     _LAST_PARSE[:] = ['%s' % text, data]
     return data
+
+
+PHASES = ('network_operator',)
+
+
+def phase_slice(data, phase):
+    """What a controller phase reads of the plan (``data``, or its JSON text): for ``network_operator``,
+    ``{'qos_via_operator'}``, whether some node's QoS is the NIC Configuration Operator's (roce_qos_via: operator), so
+    its NicClusterPolicy deploys that operator whichever group_vars file set it."""
+    if isinstance(data, str):
+        data = _parsed(data)
+    table = data['fabric'] if is_plan(data) else data
+    if phase not in PHASES:
+        raise ValueError('phase %r: not one of %s' % (phase, ', '.join(PHASES)))
+    return {'qos_via_operator': qos_via_operator(table)}
 
 
 def node_slice(data, host, routes_apart=False, route_ranges=False):
@@ -489,6 +508,9 @@ def drift(planned, current, source, why='which the host phases configured the no
         have = current['nodes'].get(node)
         if same_profiles and have == want:
             continue
+        if 'rails' in want and have and want.get('qos_via') != have.get('qos_via'):
+            errors.append(GpufabricError(node, 'roce_qos_via', have.get('qos_via') or 'host', 'differs from the plan read from %s (%s), %s'
+                                         % (source, json.dumps(want.get('qos_via') or 'host'), why), fix))
         want_rails, have_rails = list(rail_entries(want)), list(rail_entries(have)) if have else []
         names = [r['rail'] for r in want_rails]
         if [r['rail'] for r in have_rails] != names:

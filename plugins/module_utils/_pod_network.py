@@ -389,11 +389,12 @@ def fabric_table(hostvars, nodes=None, positions=None):
         errors.extend(GpufabricError(n, *p) for p in problems)
         if qos is not None:
             fabric[n]['qos'] = qos
+    via, via_errors = _qos_via(hostvars, nodes)
     # Every problem at once: the mix of rails and one-rail nodes, then each node's own (shared ones once).
-    _raise(_mixed_rail_errors(nodes, rails, fabric) + grouped(_mixed_family(errors, nodes, fabric, rails)))
+    _raise(_mixed_rail_errors(nodes, rails, fabric) + grouped(_mixed_family(errors, nodes, fabric, rails) + via_errors))
     if rails:
         _raise([GpufabricError(*p) for p in rail_names_problems([(n, [f['rail'] for f in rails[n]]) for n in nodes])])
-        return _multirail_table(hostvars, nodes, fabric, rails)
+        return _with_qos_via(_multirail_table(hostvars, nodes, fabric, rails), via)
     _raise(_overlaps(nodes, fabric) + _vlan_errors(nodes, fabric) if nodes else [])
     profiles = _QosProfiles()
     table = {
@@ -401,7 +402,25 @@ def fabric_table(hostvars, nodes=None, positions=None):
         'vlan_id': fabric[nodes[0]]['vlan_id'] if nodes else None,
         'nodes': {n: profiles.plain(f) for n, f in fabric.items()},
     }
-    return profiles.into(table)
+    return _with_qos_via(profiles.into(table), via)
+
+
+def _qos_via(hostvars, nodes):
+    """The nodes whose QoS the NIC Configuration Operator applies (roce_qos_via: operator), wherever the inventory sets
+    it: the plan carries it, so the operator's phase deploys the NIC Configuration Operator for them. Its values are
+    checked where they are rendered (_k8s_nic_config)."""
+    return [n for n in nodes if _get(hostvars, n, 'roce_qos_via') == 'operator'], []
+
+
+def _with_qos_via(table, nodes):
+    for n in nodes:
+        table['nodes'][n]['qos_via'] = 'operator'
+    return table
+
+
+def qos_via_operator(table):
+    """Whether some node of the table has its QoS applied by the NIC Configuration Operator."""
+    return any(entry.get('qos_via') == 'operator' for entry in table['nodes'].values())
 
 
 def is_fabric_table(data):

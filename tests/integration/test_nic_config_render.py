@@ -6,6 +6,8 @@
   nic-configuration-templates.yaml beside the other manifests: one NicConfigurationTemplate per node, valid against
   the NIC Configuration Operator's CRD of network-operator 26.4.1, listed in kustomization.yaml. It is rendered once,
   in the validation play (phase 4 writes that render), and the SR-IOV manifests stay byte for byte the golden ones.
+- ``roce_qos_via: operator`` set for roce_nodes only gives the NicClusterPolicy its ``nicConfigurationOperator``: the
+  fabric plan carries it to the operator phase.
 - A bad ``roce_nic_type`` stops the run in the validation play, with the renderer's message, before anything is
   written or any host phase starts.
 """
@@ -35,10 +37,15 @@ def documents(path):
 
 
 def test_operator_qos_renders_crd_valid_nic_configuration_templates_beside_the_manifests(tmp_path):
-    inv = copy_inventory("example", tmp_path / "inv")
+    # Named as the example: the fabric label (the inventory's directory name) is the golden files'.
+    inv = copy_inventory("example", tmp_path / "example")
     append(inv / "group_vars" / "roce_nodes.yml", OPERATOR_QOS)
-    rc, out = site(inv, "--tags", "sriov", render_dir=str(tmp_path / "out"))
+    rc, out = site(inv, "--tags", "operator,sriov", render_dir=str(tmp_path / "out"))
     assert rc == 0, out
+    # roce_qos_via: operator in group_vars/roce_nodes (not all): the plan carries it, so the NicClusterPolicy deploys the
+    # NIC Configuration Operator (issue 40: it did only when the controller's own variables said operator).
+    ncp = documents(tmp_path / "out" / "network-operator" / "nic-cluster-policy.yaml")[0]
+    assert "nicConfigurationOperator" in ncp["spec"], ncp["spec"]
     # Rendered once per run: by the controller's validation play; phase 4 does not include the render, and the nodes'
     # play skips its include of the render (without a controller in the run it would render there): listed once.
     runs = [part.split("TASK")[0] for part in out.split(RENDER_TASK)[1:]]
@@ -52,7 +59,8 @@ def test_operator_qos_renders_crd_valid_nic_configuration_templates_beside_the_m
     assert [t["metadata"]["name"] for t in templates] == ["roce-node1-1021", "roce-node2-1021"]
     for t, node in zip(templates, ("node1", "node2")):
         assert t["kind"] == "NicConfigurationTemplate" and t["metadata"]["namespace"] == "nvidia-network-operator"
-        assert t["metadata"]["labels"] == {"app.kubernetes.io/managed-by": "gpufabric.roce"}  # the fabric label is added when applying
+        # The fabric label apply mode adds (the inventory's directory name), written too (issue 42).
+        assert t["metadata"]["labels"] == {"app.kubernetes.io/managed-by": "gpufabric.roce", "gpufabric.roce/fabric": "example"}
         assert t["spec"]["nodeSelector"] == {"kubernetes.io/hostname": node}
         # the rail's PF only (enp157s0np0 = 0000:9d:00.0), never another ConnectX-7 of the node
         assert t["spec"]["nicSelector"] == {"nicType": "1021", "pciAddresses": ["0000:9d:00.0"]}
@@ -69,6 +77,7 @@ def test_operator_qos_renders_crd_valid_nic_configuration_templates_beside_the_m
     crds = schema.load_crds(os.path.join(schema.crds_dir(), "nic-configuration-operator-network-operator-v26.4.1"))
     assert [p for t in templates for p in schema.validate_object(t, crds)] == []
     assert documents(base / "kustomization.yaml")[0]["resources"] == [
+        "nccl-configmap.yaml",
         "nic-configuration-templates.yaml",
         "sriov-network-node-policies.yaml",
         "sriov-network-pool-configs.yaml",
@@ -79,10 +88,17 @@ def test_operator_qos_renders_crd_valid_nic_configuration_templates_beside_the_m
         with open(os.path.join(GOLDEN, f + ".golden")) as golden:
             assert (base / f).read_text() == golden.read(), f
 
+    # Issue 42: without host facts the NCCL ConfigMap has what the inventory determines, NCCL_IB_TC from the QoS; the tree
+    # carries that QoS (the templates), so there is no warning that only a host run applies it.
+    (cm,) = documents(base / "nccl-configmap.yaml")
+    assert cm["data"]["node1.env"] == cm["data"]["node2.env"] == "NCCL_IB_TC=106\n"
+    assert "have roce_qos with roce_qos_via: host" not in out
+
     # Back to the host way: the templates' file goes (GitOps then prunes them), and every file is the golden one again.
     append(inv / "group_vars" / "roce_nodes.yml", "roce_qos_via: host\n")
     rc, out = site(inv, "--tags", "sriov", render_dir=str(tmp_path / "out"))
     assert rc == 0, out
+    assert "WARNING: 2 node(s) (node1, node2) have roce_qos with roce_qos_via: host" in " ".join(out.split()), out
     assert not (base / "nic-configuration-templates.yaml").exists()
     with open(os.path.join(GOLDEN, "kustomization.yaml.golden")) as golden:
         assert (base / "kustomization.yaml").read_text() == golden.read()

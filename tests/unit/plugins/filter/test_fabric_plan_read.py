@@ -260,3 +260,25 @@ def test_a_plan_that_is_wrong_is_named_before_the_drift_it_would_cause():
     plan = edited(written(hv), lambda p: p["fabric"]["nodes"]["n1"].update(vlan_id=4095))
     msg = refusal(plan, list(hv), hostvars=hv)
     assert msg.startswith('n1: roce_plan="/srv/plan.json": is invalid: the node\'s vlan_id=4095: is not a VLAN id'), msg
+
+
+@pytest.mark.parametrize("hv", [one_rail(4), rails(4)], ids=["one-rail", "two-rails"])
+def test_the_plan_carries_the_nodes_whose_qos_the_operator_applies(hv):
+    # roce_qos_via: operator, wherever the inventory sets it (a node here), is in the plan, so the operator phase deploys
+    # the NIC Configuration Operator whichever group_vars file said so; host (the default) leaves the entry as it was.
+    first, second = list(hv)[:2]
+    hv[first]["roce_qos_via"] = "operator"
+    hv[second]["roce_qos_via"] = "host"
+    plan = written(hv)
+    assert [n for n, e in plan["fabric"]["nodes"].items() if "qos_via" in e] == [first]
+    assert plan["fabric"]["nodes"][first]["qos_via"] == "operator"
+    assert fp.qos_via_operator(plan["fabric"]) and not fp.qos_via_operator(written(one_rail(2))["fabric"])
+    # read back: the rules make the same table; and the inventory moving away from it is drift
+    assert F["fabric_plan_read"](plan, [first], "/srv/plan.json", hostvars=hv)["fabric"] == plan["fabric"]
+    hv[first]["roce_qos_via"] = "host"
+    assert "roce_qos_via" in refusal(plan, [first], hostvars=hv)
+
+
+def test_a_qos_via_edited_into_a_plan_is_refused():
+    plan = edited(written(one_rail(3)), lambda p: p["fabric"]["nodes"]["n1"].update(qos_via="nic-operator"))
+    assert "n1" in refusal(plan, ["n1"])
