@@ -6,6 +6,7 @@ each changed object's diff. With a list of definitions kubernetes.core.k8s nests
 result.results, where --diff does not show them; a loop would cost one module start per object."""
 
 from ansible.plugins.action import ActionBase
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_fabric import with_labels
 
 ARGUMENT_SPEC = {
     "definition": {"type": "list", "elements": "dict", "required": True},
@@ -54,20 +55,6 @@ def object_diffs(items):
         after = diff.get("after") if diff else obj
         diffs.append({"before_header": name, "after_header": name, "before": _meaningful(before), "after": _meaningful(after)})
     return names, diffs
-
-
-def with_labels(definitions, labels):
-    """Copies of the definitions with ``labels`` added to each object's metadata.labels (the rendered objects stay as they are)."""
-    if not labels:
-        return definitions
-    out = []
-    for definition in definitions:
-        obj = dict(definition)
-        meta = dict(obj.get("metadata") or {})
-        meta["labels"] = dict(meta.get("labels") or {}, **labels)
-        obj["metadata"] = meta
-        out.append(obj)
-    return out
 
 
 def _api(obj):

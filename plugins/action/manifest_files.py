@@ -14,6 +14,7 @@ import yaml
 
 from ansible.plugins.action import ActionBase
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import _plain
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_fabric import with_labels
 from ansible_collections.gpufabric.roce.plugins.plugin_utils import _render_stage as rs
 
 try:
@@ -109,6 +110,24 @@ def with_objects(files, objects, object_files):
     return dict(files, **{name: parsed[key] for name, key in object_files.items()}), None
 
 
+def _is_object(doc):
+    return isinstance(doc, dict) and isinstance(doc.get("metadata"), dict)
+
+
+def labelled(files, labels):
+    """``files`` with ``labels`` added to every Kubernetes object in them (a mapping with metadata: not a Kustomization, nor
+    text), as apply mode adds them (``_k8s_fabric.with_labels``): a tree applied by a GitOps tool carries what an apply would."""
+    if not labels:
+        return files
+    out = dict(files)
+    for name, content in files.items():
+        if _is_object(content):
+            out[name] = with_labels([content], labels)[0]
+        elif isinstance(content, list):
+            out[name] = [with_labels([d], labels)[0] if _is_object(d) else d for d in content]
+    return out
+
+
 def _read(path):
     try:
         with open(path, "rb") as fh:
@@ -127,7 +146,7 @@ def _inside(path, root):
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("dest", "files", "mode", "absent", "objects", "object_files", "copy_from", "stage", "commit", "discard"))
+    _VALID_ARGS = frozenset(("dest", "files", "mode", "absent", "objects", "object_files", "labels", "copy_from", "stage", "commit", "discard"))
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
@@ -179,6 +198,11 @@ class ActionModule(ActionBase):
         if problem:
             result.update(failed=True, msg=problem)
             return result
+        labels = args.get("labels") or {}
+        if not isinstance(labels, dict):
+            result.update(failed=True, msg="labels must be a mapping of label to value, got %r" % (labels,))
+            return result
+        files = labelled(files, labels)
         if not isinstance(absent, list):
             result.update(failed=True, msg="absent must be a list of file names, got %r" % (absent,))
             return result

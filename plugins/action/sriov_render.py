@@ -17,6 +17,7 @@ ARGUMENT_SPEC = {
     "pool_defaults": {"type": "dict", "default": {}},
     "nic_config_defaults": {"type": "dict", "default": {}},
     "whole_fabric": {"type": "bool", "default": False},
+    "nccl": {"type": "bool", "default": False},
 }
 
 # site.yml's validation play plans the fabric before the render (docs/awx.md, "One fabric plan"); the
@@ -61,7 +62,7 @@ class ActionModule(ActionBase):
             if args["whole_fabric"]:
                 sr.whole_fabric(rows, sr.str_hosts(args["hosts"]), held.get(PLAN_VAR), held.get("roce_inventory_complete"))
             out = sr.render_all(rows, args["hosts"], args["defaults"], args["pool_defaults"],
-                                args["nic_config_defaults"], table=table)
+                                args["nic_config_defaults"], table=table, nccl=args["nccl"])
         except RenderValidationError as exc:
             # One line per distinct problem: a bad value in group_vars is one line naming its nodes and where it is set.
             result.update(failed=True, msg=_findings.render_errors(exc.errors, task_vars["hostvars"]))

@@ -1,9 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufabric.roce maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters nccl_env (one node's NCCL settings from its rdma_facts), nccl_collect (every node's settings, as host_network
-left them) and nccl_configmap (every node's settings as one v1 ConfigMap). The logic is in module_utils/_nccl.py and
-_k8s_nccl.py."""
+"""Filters nccl_env (one node's NCCL settings from its rdma_facts), nccl_rails (a node's rails for it, from its gateways),
+nccl_collect (every node's settings, as host_network left them) and nccl_configmap (every node's settings as one v1
+ConfigMap). The logic is in module_utils/_nccl.py and _k8s_nccl.py."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -15,6 +15,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._common import Gpuf
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import RenderValidationError, _plain
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_nccl import DEFAULT_NAME
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_nccl import nccl_configmap as _configmap
+from ansible_collections.gpufabric.roce.plugins.module_utils._nccl import gateway_rails
 from ansible_collections.gpufabric.roce.plugins.module_utils._nccl import nccl_env as _env
 from ansible_collections.gpufabric.roce.plugins.plugin_utils import _raw_vars
 
@@ -27,6 +28,13 @@ def nccl_env(facts, rails, socket_ifname=None, host='node', strict=False):
     if strict and result['problems']:
         raise AnsibleFilterError('%s: NCCL settings incomplete: %s' % (host, ' '.join(result['problems'])))
     return result
+
+
+def nccl_rails(gateways):
+    try:
+        return gateway_rails(_plain(gateways))
+    except (KeyError, IndexError, TypeError, AttributeError) as exc:
+        raise AnsibleFilterError('nccl_rails: each gateway needs pf and addresses, as vlan_gateway takes them (%r)' % (exc,)) from exc
 
 
 def nccl_collect(hostvars, node_names, var='host_network_nccl_env'):
@@ -53,4 +61,4 @@ def nccl_configmap(nodes, name=DEFAULT_NAME, namespace='default', labels=None):
 
 class FilterModule(object):
     def filters(self):
-        return {'nccl_env': nccl_env, 'nccl_collect': nccl_collect, 'nccl_configmap': nccl_configmap}
+        return {'nccl_env': nccl_env, 'nccl_rails': nccl_rails, 'nccl_collect': nccl_collect, 'nccl_configmap': nccl_configmap}

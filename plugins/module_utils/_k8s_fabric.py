@@ -7,11 +7,28 @@ Every object the collection applies carries ``app.kubernetes.io/managed-by: gpuf
 issue 17, ``gpufabric.roce/fabric: <roce_fabric_name>``. A rollout prunes only its own fabric's objects,
 refuses to take over another fabric's, and adopts the unlabelled objects of earlier versions that it
 renders under the same names (the apply adds the label); the ones it does not render stay where they are.
+Render mode writes the same labels into the manifests (``with_labels``, the one helper of both modes), so a tree that
+a GitOps tool applied is this fabric's already when apply mode takes over.
 """
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 
 FABRIC_LABEL = "gpufabric.roce/fabric"
+
+
+def with_labels(objects, labels):
+    """Copies of the objects with ``labels`` added to each one's metadata.labels (the rendered objects stay as they are).
+    What apply mode applies (gpufabric.roce.k8s_apply) and render mode writes (gpufabric.roce.manifest_files)."""
+    if not labels:
+        return objects
+    out = []
+    for definition in objects:
+        obj = dict(definition)
+        meta = dict(obj.get("metadata") or {})
+        meta["labels"] = dict(meta.get("labels") or {}, **labels)
+        obj["metadata"] = meta
+        out.append(obj)
+    return out
 
 
 def _key(obj):

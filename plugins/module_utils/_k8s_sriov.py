@@ -7,6 +7,7 @@ admission rules and rendering, for the whole inventory in one pass (:func:`rende
 import ipaddress
 import json
 
+from ansible_collections.gpufabric.roce.plugins.module_utils._common import format_error
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import (
     DNS_LABEL_RE,
     DNS_SUBDOMAIN_RE,
@@ -217,6 +218,8 @@ class _SriovRender:
         self.rails = {}  # host -> its rails (multi-rail hosts only), for the per-rail cross-node rules
         self.qos_cache = QosCache()
         self.vlan_qos = {}  # (vlan_qos, QoS) -> (problem, hosts): one message for the nodes that share it
+        self.warned = {}  # (field, value, problem, fix) -> (value, hosts): legal but surprising, one line for the nodes sharing it
+        self.default_routes = {}  # (field, routes, rail) -> hosts whose pods get a default route on the VF
 
     def cluster(self, key):
         return _lookup(None, self.defaults, {}, key)
@@ -239,7 +242,9 @@ class _SriovRender:
         ip_pools = self.nv_pools.render(self.errs) if self.nv_pools is not None else []
         self.errs.raise_if_any()
         self._shared_networks()
-        return {"policies": self.policies, "networks": self.networks, "nodes": self.nodes, "ip_pools": ip_pools}
+        self._default_route_warnings()
+        warnings = [format_error(hosts_named(h), field, value, problem, fix) for (field, _v, problem, fix), (value, h) in self.warned.items()]
+        return {"policies": self.policies, "networks": self.networks, "nodes": self.nodes, "ip_pools": ip_pools, "warnings": warnings}
 
     def _cluster_name(self, field, regex, problem, fix, example):
         value = self.cluster(field)
@@ -323,19 +328,20 @@ class _SriovRender:
             resource_name = node_resource_name(self.name_prefix, node_name, per_node=self.ipam == "host-local")
         policies, resources = self._node_policies(self.errs, host, hv, node_name, resource_name)
         self.nodes.append(_node_entry(host, node_name, policies, resources))
-        self._node_network(self.errs, host, hv, node_name, resource_name)
+        self._node_network(self.errs, host, hv, node_name, resource_name, vfs=resources.get("%s/%s" % (self.prefix, resource_name)))
 
-    def _node_network(self, errs, host, hv, node_name, resource_name, *, rail=None):
-        """The node's SriovNetwork (host-local IPAM; its name returned) or its share of a cluster-wide one."""
+    def _node_network(self, errs, host, hv, node_name, resource_name, *, rail=None, vfs=None):
+        """The node's SriovNetwork (host-local IPAM; its name returned) or its share of a cluster-wide one. ``vfs``: how many
+        VFs of ``resource_name`` the node offers its pods."""
         net_settings = check_network_settings(errs, host, hv)
         if net_settings is None:
             return None
         if net_settings["vlan_qos"] and hv["roce_qos"] is not None:
             self._vlan_qos_rule(host, hv["roce_qos"], net_settings["vlan_qos"], rail)
         if self.ipam == "host-local":
-            return self._host_local_network(errs, host, hv, node_name, resource_name, net_settings=net_settings, rail=rail)
+            return self._host_local_network(errs, host, hv, node_name, resource_name, net_settings=net_settings, rail=rail, vfs=vfs)
         if self.nv_pools is not None:
-            return self._nv_ipam_network(errs, host, hv, node_name, resource_name, net_settings=net_settings, rail=rail)
+            return self._nv_ipam_network(errs, host, hv, node_name, resource_name, net_settings=net_settings, rail=rail, vfs=vfs)
         if self.ipam in ("whereabouts", "nv-ipam"):
             # One network for the nodes sharing a resourceName: its routes are checked once, with the first of them
             # (the others must agree, _collect_shared_network), and fixed for all of them.
@@ -403,7 +409,7 @@ class _SriovRender:
             pols, res = self._node_policies(errs, host, hv_rail, node_name, resource_name, rail=rail["name"])
             policies.extend(pols)
             resources.update(res)
-            network = self._node_network(errs, host, hv_rail, node_name, resource_name, rail=rail)
+            network = self._node_network(errs, host, hv_rail, node_name, resource_name, rail=rail, vfs=res.get("%s/%s" % (self.prefix, resource_name)))
             summary.append(
                 {
                     "name": rail["name"],
@@ -523,7 +529,7 @@ class _SriovRender:
         self.policies.extend(node_policies)
         return node_policies, node_resources
 
-    def _host_local_network(self, errs, host, hv, node_name, resource_name, *, net_settings, rail=None):
+    def _host_local_network(self, errs, host, hv, node_name, resource_name, *, net_settings, rail=None, vfs=None):
         if resource_name in self.resource_owner:
             errs.add(
                 host,
@@ -536,7 +542,7 @@ class _SriovRender:
             )
             return
         self.resource_owner[resource_name] = host
-        sub = self._node_subnet(errs, host, hv, net_settings["ipam_routes"], rail)
+        sub = self._node_subnet(errs, host, hv, net_settings["ipam_routes"], rail, vfs=vfs)
         if sub is None:
             return
         net, gw = sub
@@ -548,7 +554,7 @@ class _SriovRender:
         self.networks.append(_network_object(name, self.namespace, resource_name, net_settings, ipam_cfg))
         return name
 
-    def _node_subnet(self, errs, host, hv, routes, rail):
+    def _node_subnet(self, errs, host, hv, routes, rail, *, vfs=None):
         """The node's pod subnet and gateway (parsed) with its IPAM routes checked against them, kept for the
         cross-node overlap check; None after a problem."""
         sub = check_pod_subnet(errs, host, hv)
@@ -558,12 +564,52 @@ class _SriovRender:
         if not check_ipam_routes(errs, host, routes, net, gw, "the pod subnet"):
             return None
         self.subnets.append((net.version, int(net.network_address), int(net.broadcast_address), net, host, gw, rail and rail["name"]))
+        self._pod_addresses_warning(host, net, vfs, hv["roce_num_vfs"], rail)
+        if any(("%s" % r["dst"]).endswith("/0") for r in routes):  # checked above: 0.0.0.0/0 or ::/0
+            field = rail_field(rail["name"], "sriov_networks_ipam_routes") if rail else "sriov_networks_ipam_routes"
+            self.default_routes.setdefault((field, json.dumps(routes, sort_keys=True), rail and rail["name"]), []).append(host)
         return net, gw
 
-    def _nv_ipam_network(self, errs, host, hv, node_name, resource_name, *, net_settings, rail=None):
+    def _warn(self, hosts, field, value, problem, fix):
+        self.warned.setdefault((field, json.dumps(value, sort_keys=True), problem, fix), (value, []))[1].extend(hosts)
+
+    def _pod_addresses_warning(self, host, net, vfs, num_vfs, rail):
+        """A pod of the node's network takes one VF and one address of the node's pod subnet: fewer addresses than VFs
+        leave VFs whose pods get no address (the CNI refuses them at start), which the scheduler cannot see. ``vfs``: the
+        VFs of the network's resource (all of ``num_vfs``, the policy's, unless extra policies partition the PF)."""
+        free = net.num_addresses - (2 if net.version == 4 else 1) - 1  # network (and broadcast) addresses, the gateway
+        if not vfs or free >= vfs:
+            return
+        prefix = net.max_prefixlen - max(2, (vfs + 2).bit_length())
+        field = rail_field(rail["name"], "roce_num_vfs") if rail else "roce_num_vfs"
+        problem = ("is more than the %d pod address%s a /%d pod subnet holds beside its gateway: the node offers %d VFs to pods, and "
+                   "a pod on a VF beyond them gets no address and does not start" % (free, "" if free == 1 else "es", net.prefixlen, vfs))
+        if rail:
+            fix = ("give rail %s a subnet of at least /%d per node (subnet_prefix: %d or less in roce_rails, e.g. 24, or a larger "
+                   "roce_rail_overrides.%s.subnet), or lower its num_vfs to %d" % (rail["name"], prefix, prefix, rail["name"], free))
+        else:
+            fix = ("give every node a pod subnet of at least /%d, e.g. a /24 each (roce_pod_subnet: 10.255.0.0/24 with roce_pod_gateway: "
+                   "10.255.0.254, the next node 10.255.1.0/24), or lower roce_num_vfs to %d" % (prefix, free))
+        self._warn([host], field, num_vfs, problem, fix)
+
+    def _default_route_warnings(self):
+        """IPAM routes with a default route: every pod has its default route on eth0 (the cluster network), and that one
+        wins, so the pods reach the other nodes' pod subnets through eth0, not through the rail's gateway."""
+        for (field, routes, rail), hosts in self.default_routes.items():
+            if rail:
+                fix = "route the rail's own plane only: leave routes of rail %s unset (its default is [{dst: <its subnet_pool>}])" % rail
+            else:
+                fabric = _covering([s[3] for s in self.subnets if not s[6]])
+                fix = ("route only the pod subnets of the fabric: sriov_networks_ipam_routes: [{dst: %s}] (the smallest network "
+                       "holding every node's roce_pod_subnet), through the node's gateway" % (fabric or "<a network holding every node's roce_pod_subnet>"))
+            self._warn(hosts, field, json.loads(routes),
+                       "gives the pods a second default route, on the VF: the default route of eth0 (the cluster network) wins, so "
+                       "traffic to the other nodes' pod subnets leaves through eth0 instead of the rail", fix)
+
+    def _nv_ipam_network(self, errs, host, hv, node_name, resource_name, *, net_settings, rail=None, vfs=None):
         """The node's block of its rail's CIDRPool: the subnet and gateway host-local would give it, checked the same way."""
         routes = net_settings["ipam_routes"]
-        sub = self._node_subnet(errs, host, hv, routes, rail)
+        sub = self._node_subnet(errs, host, hv, routes, rail, vfs=vfs)
         if sub is None:
             return None
         net, gw = sub
@@ -694,6 +740,21 @@ def _node_entry(host, node_name, policies, resources):
         "resources": resources,
         "interfaces": _node_interfaces(policies),
     }
+
+
+def _covering(nets):
+    """The smallest network holding every one of ``nets`` (one family), or None when none is narrower than a /8."""
+    if not nets:
+        return None
+    cover = nets[0]
+    for net in nets[1:]:
+        if net.version != cover.version:
+            return None
+        while not net.subnet_of(cover):
+            if cover.prefixlen <= 8:
+                return None
+            cover = cover.supernet()
+    return cover
 
 
 def _gateway_of(ipam_cfg):

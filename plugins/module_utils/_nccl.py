@@ -4,9 +4,13 @@
 """What NCCL needs on one node for RoCE on its rails, derived from the node's ``rdma_facts``.
 
 Pure: no Ansible import, no I/O. ``nccl_env(facts, rails)`` returns the environment
-(``NCCL_IB_HCA``, ``NCCL_IB_GID_INDEX``, ``NCCL_SOCKET_IFNAME``), the rails in GPU order and the
+(``NCCL_IB_HCA``, ``NCCL_IB_GID_INDEX``, ``NCCL_IB_TC``, ``NCCL_SOCKET_IFNAME``), the rails in GPU order and the
 problems found (each a message, never an exception, so a whole fleet is reported at once); only
 malformed input raises ``GpufabricError``.
+
+Two of them need the node's facts (``HOST_FACT_SETTINGS``: its RDMA devices, their GPUs and GID tables, which only
+host_network's read of ``rdma_facts`` gives); the others the inventory determines alone (``inventory_env``), so a
+render without the nodes (gpufabric.roce.render) has them too.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -19,6 +23,10 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._common import Gpuf
 from ansible_collections.gpufabric.roce.plugins.module_utils._pci_topology import rdma_device_of_netdev
 
 ROCE_V2 = 'RoCE v2'
+# What only a node's rdma_facts give; the rest of nccl_env's settings come from the inventory (inventory_env).
+HOST_FACT_SETTINGS = ('NCCL_IB_HCA', 'NCCL_IB_GID_INDEX')
+# The name of a one-rail node's rail (vlan_gateway arguments name none).
+ONE_RAIL_NAME = 'rail0'
 
 
 def _ipv4(value):
@@ -147,10 +155,27 @@ def nccl_env(facts, rails, socket_ifname=None, host='node'):
                         'layout, no extra addresses before it) so the GID lands at the same index on every NIC'
                         % '; '.join('index %d on %s' % (idx, ', '.join('%s (%s)' % (e['name'], e['rdma_device']) for e in es))
                                     for idx, es in sorted(indexes.items())))
+    known = inventory_env(rails, socket_ifname)
+    env.update(known['env'])
+    problems.extend(known['problems'])
+    return {'env': env, 'rails': ordered, 'problems': problems}
+
+
+def gateway_rails(gateways):
+    """A node's rails as ``nccl_env`` takes them, from its vlan_gateway arguments (``_pod_network.gateway_args_list``, a
+    node slice's ``rails``): the rail's address is its gateway address (the one whose GID NCCL uses), its ToS the QoS's."""
+    return [{'name': g.get('rail') or ONE_RAIL_NAME, 'pf': g['pf'], 'ipv4': g['addresses'][0].split('/', 1)[0],
+             'tos': (g.get('qos') or {}).get('tos')} for g in gateways]
+
+
+def inventory_env(rails, socket_ifname=None):
+    """The settings the inventory determines without the node's facts: ``NCCL_IB_TC`` from the rails' QoS and
+    ``NCCL_SOCKET_IFNAME`` when given. ``{env, problems}``; ``nccl_env`` adds HOST_FACT_SETTINGS to them."""
+    env, problems = {}, []
     _traffic_class(rails, env, problems)
     if socket_ifname:
         env['NCCL_SOCKET_IFNAME'] = str(socket_ifname)
-    return {'env': env, 'rails': ordered, 'problems': problems}
+    return {'env': env, 'problems': problems}
 
 
 def _traffic_class(rails, env, problems):

@@ -53,6 +53,16 @@ options:
     type: dict
     default: {}
     version_added: "0.1.0"
+  labels:
+    description:
+      - Labels added to C(metadata.labels) of every Kubernetes object written, from O(objects) and from O(files) given as
+        data (a mapping with C(metadata); a Kustomization or a text is written as it is). The objects given stay as they are.
+      - The same labels, added by the same code, as O(gpufabric.roce.k8s_apply#module:labels) of M(gpufabric.roce.k8s_apply). The
+        roles put the rollout's identity here (C(gpufabric.roce/fabric)), so a tree a GitOps tool applied is that rollout's
+        when apply mode takes over.
+    type: dict
+    default: {}
+    version_added: "0.1.0"
   absent:
     description:
       - File names (no directory part) that must not be in O(dest) - files an earlier version wrote there and that now

@@ -60,6 +60,14 @@ options:
       - Without a plan (the role used on its own) there is nothing to check.
     type: bool
     default: false
+  nccl:
+    description:
+      - Also return what the inventory determines of every node's NCCL settings (RV(nccl)), for the NCCL ConfigMap of a
+        render that has no node's facts (gpufabric.roce.render). C(NCCL_IB_HCA) and C(NCCL_IB_GID_INDEX) need the node's
+        RDMA facts and are never among them; see P(gpufabric.roce.nccl_env#filter).
+    type: bool
+    default: false
+    version_added: "0.1.0"
 extends_documentation_fragment:
   - gpufabric.roce.roce.readonly
 notes:
@@ -115,6 +123,15 @@ nic_config_nodes:
   description: How many nodes have rail NICs with a NicConfigurationTemplate.
   returned: success
   type: int
+nccl:
+  description:
+    - C(env) - per Kubernetes node name, the NCCL settings its inventory determines - C(NCCL_IB_TC) from its rails' QoS ToS
+      (when they agree), C(NCCL_SOCKET_IFNAME) from C(host_network_nccl_socket_ifname).
+    - C(host_qos) - the nodes whose QoS the host_network phase applies (C(roce_qos) with C(roce_qos_via=host)); nothing
+      rendered carries it.
+  returned: with O(nccl)
+  type: dict
+  sample: {env: {node1: {NCCL_IB_TC: "106"}, node2: {NCCL_IB_TC: "106"}}, host_qos: [node1, node2]}
 """
 
 from ansible.module_utils.basic import AnsibleModule
@@ -124,7 +141,7 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(hosts=dict(type="list", elements="str", required=True), defaults=dict(type="dict", default={}),
                            pool_defaults=dict(type="dict", default={}), nic_config_defaults=dict(type="dict", default={}),
-                           whole_fabric=dict(type="bool", default=False)),
+                           whole_fabric=dict(type="bool", default=False), nccl=dict(type="bool", default=False)),
         supports_check_mode=True,
     )
     module.fail_json(msg="gpufabric.roce.sriov_render is an action plugin: it runs on the controller, not as a module")

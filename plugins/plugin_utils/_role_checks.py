@@ -476,6 +476,17 @@ def _rails_tos_warning(params, host, inventory, sources=None, reads=None):
              'NCCL_IB_TC in the jobs yourself' % ', '.join(sorted({w for _n, _v, w in tos if w != 'roce_qos.tos'})))]
 
 
+def _ipam_none_warning(params, host, inventory, sources=None, reads=None):
+    """network_operator_ipam: none beside sriov_networks_ipam: nv-ipam is legal (nv-ipam deployed some other way), which the
+    inventory cannot tell: said before the change rather than by pods without addresses."""
+    if params.get('network_operator_ipam') != 'none' or (reads or {}).get('sriov_networks_ipam') != 'nv-ipam':
+        return []
+    return [('network_operator_ipam', 'none',
+             'deploys no IPAM, and sriov_networks_ipam is nv-ipam: unless nv-ipam is deployed in the cluster some other way, '
+             "nothing serves the SriovNetworks' pools and their pods get no address",
+             'set network_operator_ipam: nv-ipam (the default) and run the operator phase (--tags operator) before the sriov phase')]
+
+
 def _as_list(value):
     return value if isinstance(value, list) else None
 
@@ -511,6 +522,7 @@ CHECKS = {
 }
 WARNINGS = {
     'host_network': _rails_tos_warning,
+    'network_operator': _ipam_none_warning,
 }
 # What the rules of a role read besides its options: lookup(name) gives the variable as the role sees it on the host
 # (None when unset); the result goes to the rules as ``reads`` and is part of their memo key, so keep it small.

@@ -25,7 +25,8 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_nic_config imp
 )
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov import SRIOV_DEFAULT_KEYS, SRIOV_PER_HOST_KEYS, render_sriov
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov_pool import POOL_DEFAULT_KEYS, POOL_PER_HOST_KEYS, render_pool_configs
-from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import fabric_table, is_fabric_table
+from ansible_collections.gpufabric.roce.plugins.module_utils._nccl import gateway_rails, inventory_env
+from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import fabric_table, gateway_args_list, is_fabric_table
 from ansible_collections.gpufabric.roce.plugins.plugin_utils import _raw_vars as raw_vars
 from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_defaults import with_role_defaults
 
@@ -55,18 +56,54 @@ def pools(rows, nodes, defaults):
                                with_role_defaults("sriov_networks", POOL_DEFAULT_KEYS, _plain(defaults)))
 
 
+def _table(rows, hosts, table):
+    """The fabric table of this run's plan (``table``, or a function returning it) when it has every host, else the one
+    the hosts' variables give."""
+    table = _plain(table() if callable(table) else table)
+    if not (is_fabric_table(table) and all(h in table["nodes"] for h in hosts)):
+        table = fabric_table(rows, hosts)
+    return table
+
+
+def _qos_via(rows, hosts, cfg):
+    """Each host's roce_qos_via, the play host's (``cfg``) where the host sets none."""
+    via = {h: raw_vars.inputs(rows, h, ("roce_qos_via",)).get("roce_qos_via") for h in hosts}
+    return {h: v if v not in (None, "") else cfg["roce_qos_via"] for h, v in via.items()}
+
+
 def nic_config(rows, hosts, defaults, table=None):
     """``{templates, devices}``, both empty (and nothing read but each node's roce_qos_via) when no node has
     ``roce_qos_via: operator``. ``table``: the fabric table of this run's plan, used when it has every host."""
     cfg = with_role_defaults("sriov_networks", NIC_CONFIG_DEFAULT_KEYS, _plain(defaults))
-    via = {h: raw_vars.inputs(rows, h, ("roce_qos_via",)).get("roce_qos_via") for h in hosts}
-    if all((v if v not in (None, "") else cfg["roce_qos_via"]) == "host" for v in via.values()):
+    if all(v == "host" for v in _qos_via(rows, hosts, cfg).values()):
         return {"templates": [], "devices": []}  # the host_network phase applies every node's QoS (or none has any)
-    table = _plain(table() if callable(table) else table)
-    if not (is_fabric_table(table) and all(h in table["nodes"] for h in hosts)):
-        table = fabric_table(rows, hosts)
+    table = _table(rows, hosts, table)
     inputs = {h: raw_vars.inputs(rows, h, NIC_CONFIG_PER_HOST_KEYS) for h in hosts}
     return render_nic_config_templates(table, inputs, hosts, cfg)
+
+
+def nccl_settings(rows, nodes, defaults, table=None):
+    """What the inventory determines of every node's NCCL settings (``_nccl.inventory_env``; HOST_FACT_SETTINGS need the
+    node's facts), for a ConfigMap written without the host_network phase: ``{env: {node name: settings}, host_qos: [node
+    names]}``, ``host_qos`` the nodes whose QoS the host_network phase applies (roce_qos_via host), which no rendered
+    object carries. ``nodes``: the render's node entries; ``defaults`` and ``table`` as nic_config's."""
+    hosts = [str(n["host"]) for n in nodes]
+    names = {str(n["host"]): str(n["node_name"]) for n in nodes}
+    # Without a pod network (whereabouts without node subnets: site.yml plans nothing) a node has no gateway, hence no
+    # rail the host_network phase derives NCCL settings for.
+    networked = all(raw_vars.inputs(rows, h, ("roce_pod_subnet", "roce_rails")) for h in hosts)
+    table = _table(rows, hosts, table) if networked else {"nodes": {}}
+    via = _qos_via(rows, hosts, with_role_defaults("sriov_networks", NIC_CONFIG_DEFAULT_KEYS, _plain(defaults)))
+    socket_key = "host_network_nccl_socket_ifname"
+    socket_default = with_role_defaults("host_network", (socket_key,))[socket_key]
+    env, host_qos = {}, []
+    for h in hosts:
+        gateways = gateway_args_list(table, h, with_routes=False) if h in table["nodes"] else []
+        socket = raw_vars.inputs(rows, h, (socket_key,)).get(socket_key, socket_default)
+        env[names[h]] = inventory_env(gateway_rails(gateways), socket)["env"]
+        if via[h] == "host" and any(g.get("qos") for g in gateways):
+            host_qos.append(names[h])
+    return {"env": env, "host_qos": host_qos}
 
 
 def whole_fabric(rows, hosts, plan, declared=None):
@@ -81,9 +118,10 @@ def whole_fabric(rows, hosts, plan, declared=None):
     fp.check_whole_fabric(head, hosts, lambda nodes: fabric_table(rows, nodes), _plain(declared))
 
 
-def render_all(rows, hosts, defaults, pool_defaults, nic_config_defaults, *, table=None):
+def render_all(rows, hosts, defaults, pool_defaults, nic_config_defaults, *, table=None, nccl=False):
     """Every SR-IOV object of the run. ``table``: the plan's fabric table, or a function returning it (read only when a
-    node has roce_qos_via operator). Raises RenderValidationError, GpufabricError or ValueError (a value that could not
+    node has roce_qos_via operator, or with ``nccl``). ``nccl``: also what the inventory determines of the nodes' NCCL
+    settings (``nccl_settings``). Raises RenderValidationError, GpufabricError or ValueError (a value that could not
     be templated), each naming the host, the field and the value."""
     hosts = str_hosts(hosts)
     rendered = sriov(rows, hosts, defaults)
@@ -93,10 +131,15 @@ def render_all(rows, hosts, defaults, pool_defaults, nic_config_defaults, *, tab
                "pool_configs": drain["pool_configs"], "nic_config_templates": qos["templates"],
                "nodes": rendered["nodes"], "nic_config_devices": qos["devices"]}
     counts = {k: len(v) for k, v in objects.items()}
-    return {
+    out = {
         "objects": json.dumps(objects, separators=(",", ":")),
         "counts": counts,
         "pools": drain["pools"],
         "node_names": {n["host"]: n["node_name"] for n in rendered["nodes"]},
         "nic_config_nodes": len({d["node_name"] for d in qos["devices"]}),
     }
+    if nccl:
+        out["nccl"] = nccl_settings(rows, rendered["nodes"], nic_config_defaults, table)
+    if rendered["warnings"]:
+        out["warnings"] = rendered["warnings"]  # legal but surprising values; Ansible shows them at default verbosity
+    return out

@@ -125,7 +125,7 @@ def test_set_stats_summary_reaches_the_job_artifacts(job):
         "kustomization.yaml", "kustomization.yaml", "kustomization.yaml", "kustomizations.yaml", "namespace.yaml", "namespace.yaml",
         "nic-cluster-policy.yaml"]
     assert sorted(os.path.basename(p) for p in summary["changes"]["sriov_networks"]) == [
-        "kustomization.yaml", "sriov-network-node-policies.yaml", "sriov-network-pool-configs.yaml", "sriov-networks.yaml"]
+        "kustomization.yaml", "nccl-configmap.yaml", "sriov-network-node-policies.yaml", "sriov-network-pool-configs.yaml", "sriov-networks.yaml"]
 
     # The same job in check mode against what is already rendered: no drift to report.
     again = ansible_runner.run(cmdline="--check --diff", **kwargs)

@@ -7,7 +7,10 @@
   inventories/example, inventories/lab and molecule/k8s/inventory. Since issue 21 the directory also holds
   the drain pool (sriov-network-pool-configs.yaml, pinned by its own golden file) and kustomization.yaml lists
   it: one line more than before rails, the policies and networks unchanged. The objects are rendered once per run,
-  in the validation play; phase 4 writes that render (issue 21).
+  in the validation play; phase 4 writes that render (issue 21). Since issue 42 every object carries the fabric label
+  apply mode adds, the NCCL ConfigMap is written without host facts too (what the inventory determines, pinned by its
+  own golden file, listed in kustomization.yaml), and inventories/example has a /24 per node and routes to the fabric's
+  range (changelogs/fragments/issue42-gitops-nccl-labels-safe-example.yml lists every difference).
 - inventories/example-multirail (8 rails x 2 nodes) renders 16 SriovNetworkNodePolicies and 16
   SriovNetworks, every one valid against the upstream CRD schemas.
 - A wrong rail is refused before anything is written, naming host, rail, field, value and fix.
@@ -22,7 +25,7 @@ from _runner import REPO, append, copy_inventory, site
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden", "one-rail")
 ONE_RAIL = {"example": "inventories/example", "lab": "inventories/lab", "k8s-scenario": "molecule/k8s/inventory"}
-FILES = ("sriov-network-node-policies.yaml", "sriov-networks.yaml", "sriov-network-pool-configs.yaml", "kustomization.yaml")
+FILES = ("sriov-network-node-policies.yaml", "sriov-networks.yaml", "sriov-network-pool-configs.yaml", "nccl-configmap.yaml", "kustomization.yaml")
 
 
 def _crd_schema():

@@ -7,16 +7,20 @@ was, and files of the render directory that it does not write stay. tests/unit/t
 playbook's structure to that (one validation for both playbooks, every write staged) and the refusal of a run without
 the controller host for an inventory without the group; tests/unit/plugins/action/test_manifest_files.py the swap."""
 
+import ipaddress
+import json
 import os
 import re
 import socket
 
-from _runner import REPO, ansible_playbook, copy_inventory, venv_path
+import yaml
+from _runner import REPO, ansible_playbook, append, copy_inventory, venv_path
 from test_site_bad_input import DIFFERENT_RAILS, different_rails_inventory
 
 TREE = {
     "network-operator": ["helm-chart.yaml", "helm-values.yaml", "kustomization.yaml", "nic-cluster-policy.yaml"],
-    "sriov-networks": ["kustomization.yaml", "sriov-network-node-policies.yaml", "sriov-network-pool-configs.yaml", "sriov-networks.yaml"],
+    "sriov-networks": ["kustomization.yaml", "nccl-configmap.yaml", "sriov-network-node-policies.yaml", "sriov-network-pool-configs.yaml",
+                       "sriov-networks.yaml"],
     "flux": ["kustomization.yaml", "kustomizations.yaml"],
     "flux/release": ["helm-release.yaml", "kustomization.yaml", "namespace.yaml"],
     "argocd": ["application.yaml", "kustomization.yaml", "namespace.yaml"],
@@ -54,7 +58,11 @@ def _closed_port():
 
 
 def test_render_playbook_with_unreachable_nodes_touches_none(tmp_path):
+    """Also issue 42: the tree has the NCCL ConfigMap the training jobs' template mounts (what the inventory determines, and
+    which run gives the rest), says that nothing in it applies QoS the host way, labels every SR-IOV object with the fabric
+    as apply mode does, and the example renders what a cluster can run (no warning, no nv-ipam for host-local IPAM)."""
     inv = copy_inventory("example", tmp_path / "inventory")
+    append(inv / "group_vars" / "roce_nodes.yml", "roce_qos: {}\n")  # lossless RoCE, applied the host way (the default)
     port = _closed_port()
     hosts = (inv / "hosts.yml").read_text()
     hosts = hosts.replace("ansible_host: 192.0.2.11", "ansible_host: 127.0.0.1\n          ansible_port: %d" % port)
@@ -80,8 +88,29 @@ def test_render_playbook_with_unreachable_nodes_touches_none(tmp_path):
     said = flat(proc)
     assert "Rendered the tree into %s: argocd/application.yaml, " % out in said, said
     assert ", network-operator/helm-chart.yaml, " in said and ", sriov-networks/sriov-networks.yaml" in said, said
-    assert ("Manifests in %s (staged; the render playbook swaps them in last): 4 file(s), changed: "
-            "sriov-networks/kustomization.yaml, " % out) in said, said
+    assert ("Manifests in %s (staged; the render playbook swaps them in last): 5 file(s), changed: "
+            "sriov-networks/kustomization.yaml, sriov-networks/nccl-configmap.yaml, " % out) in said, said
+
+    # Issue 42 item 4: the ConfigMap has every node, with what the inventory determines; the run says what needs a host run.
+    flat_text = re.sub(r"\n\s+", " ", text).replace("''", "'")  # the YAML callback doubles a quote in a message
+    (cm,) = [d for d in yaml.safe_load_all((out / "sriov-networks" / "nccl-configmap.yaml").read_text()) if d]
+    assert cm["metadata"]["name"] == "gpufabric-nccl" and cm["data"]["node1.env"] == cm["data"]["node2.env"] == "NCCL_IB_TC=106\n"
+    assert "nccl-configmap.yaml" in yaml.safe_load((out / "sriov-networks" / "kustomization.yaml").read_text())["resources"]
+    assert ("so their entries hold what the inventory determines: NCCL_IB_TC. NCCL_IB_HCA and NCCL_IB_GID_INDEX need each node's "
+            "facts") in flat_text, text
+    assert "gpufabric.roce.site -e roce_k8s_mode=render --tags host_network,sriov" in flat_text
+    assert ("WARNING: 2 node(s) (node1, node2) have roce_qos with roce_qos_via: host and no host_network facts in this run: "
+            "nothing in %s carries that QoS" % out) in flat_text, text
+    # Item 9: the fabric label apply mode adds (the inventory's directory name here), on every SR-IOV object.
+    objects = [d for f in (out / "sriov-networks").glob("*.yaml") if f.name != "kustomization.yaml" for d in yaml.safe_load_all(f.read_text()) if d]
+    assert len(objects) == 6 and {json.dumps(o["metadata"]["labels"].get("gpufabric.roce/fabric")) for o in objects} == {'"inventory"'}
+    # Item 7: the example is what a cluster runs: a subnet per node with an address per VF, routes to the fabric's range only,
+    # no nv-ipam deployed for host-local IPAM, and nothing to warn about.
+    for net in (o for o in objects if o["kind"] == "SriovNetwork"):
+        ipam = json.loads(net["spec"]["ipam"])
+        assert ipaddress.ip_network(ipam["subnet"]).num_addresses - 3 >= 8 and ipam["routes"] == [{"dst": "10.255.0.0/16"}]
+    assert "nvIpam" not in yaml.safe_load((out / "network-operator" / "nic-cluster-policy.yaml").read_text())["spec"]
+    assert "[WARNING]" not in text, text
 
     # site.yml in render mode, by contrast, runs the node phases: the same inventory fails there.
     proc = ansible_playbook("-i", str(inv), os.path.join(REPO, "playbooks", "site.yml"), "-e", "roce_k8s_mode=render",

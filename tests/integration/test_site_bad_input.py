@@ -112,7 +112,7 @@ def test_bad_rdma_verify_values_in_pod_mode_are_refused_on_the_controller(inv):
     ("224.0.0.0/30", "224.0.0.2", "is not a unicast range: it is in multicast (224.0.0.0/4)"),
     ("127.0.0.0/30", "127.0.0.2", "is not a unicast range: it is in loopback (127.0.0.0/8)"),
     ("fd00:0:0:2::/64", "fd00:0:0:2::1", "is IPv6; IPv6 pod subnets are not supported yet: the VLAN gateways forward IPv4 only, so pods "
-     "on different nodes could not reach each other; node1 uses IPv4 (10.255.0.0/30), and one fabric is one address family"),
+     "on different nodes could not reach each other; node1 uses IPv4 (10.255.0.0/24), and one fabric is one address family"),
     ("ff02::/120", "ff02::1", "is IPv6 and in multicast (ff00::/8); IPv6 pod subnets are not supported yet"),
 ], ids=["ipv4-multicast", "ipv4-loopback", "ipv6-beside-ipv4", "ipv6-multicast"])
 def test_pod_subnets_that_are_not_ipv4_unicast_are_refused_before_phase_1(inv, subnet, gateway, problem):
@@ -125,7 +125,7 @@ def test_pod_subnets_that_are_not_ipv4_unicast_are_refused_before_phase_1(inv, s
 
 def test_the_address_fix_applied_passes(inv):
     append(inv / "host_vars" / "node2.yml", "roce_pod_subnet: 224.0.0.0/30\nroce_pod_gateway: 224.0.0.2\n")
-    append(inv / "host_vars" / "node2.yml", "roce_pod_subnet: 10.255.0.4/30\nroce_pod_gateway: 10.255.0.6\n")
+    append(inv / "host_vars" / "node2.yml", "roce_pod_subnet: 10.255.1.0/24\nroce_pod_gateway: 10.255.1.254\n")
     rc, out = site(inv, "--tags", "never")
     assert rc == 0, out
 
@@ -134,7 +134,7 @@ def test_a_rails_node_beside_a_one_rail_node_is_refused_before_phase_1(inv):
     """Before: accepted here; phase 2's plan then failed with the bare message 'subnet'."""
     append(inv / "host_vars" / "node2.yml", "roce_rails:\n  - {name: rail0, pf: enp12s0np0, vlan: 101, subnet_pool: 10.101.0.0/16}\n")
     assert_refused_before_phase_1(inv, [
-        "node1: roce_rails=null: is not set on this node (a one-rail node: roce_pod_subnet 10.255.0.0/30), but node2 has roce_rails; "
+        "node1: roce_rails=null: is not set on this node (a one-rail node: roce_pod_subnet 10.255.0.0/24), but node2 has roce_rails; "
         "one fabric cannot mix the two. Fix: use one kind for every node of roce_nodes",
     ], "--tags", "host_network")
 

@@ -59,7 +59,9 @@ def test_the_rendered_tree_builds_and_the_server_takes_it(module_cluster, tmp_pa
     out = tmp_path / "render-out"
     _render(out)
     assert _kinds(_build(cluster, out / "network-operator")) == [("NicClusterPolicy", "nic-cluster-policy")]
+    # The NCCL ConfigMap the training jobs mount, with what the inventory determines (issue 42).
     assert _kinds(_build(cluster, out / "sriov-networks")) == [
+        ("ConfigMap", "gpufabric-nccl"),
         ("SriovNetwork", "roce-node1"), ("SriovNetwork", "roce-node2"),
         ("SriovNetworkNodePolicy", "roce-node1"), ("SriovNetworkNodePolicy", "roce-node2"),
         ("SriovNetworkPoolConfig", "roce-pool"),
@@ -89,7 +91,8 @@ def test_the_rendered_tree_builds_and_the_server_takes_it(module_cluster, tmp_pa
     app = argo[[d["kind"] for d in argo].index("Application")]
     assert waves.pop(("Application", "network-operator")) == {"argocd.argoproj.io/sync-wave": "0"}
     assert app["spec"]["source"]["helm"]["valuesObject"] == values
-    assert sorted(waves) == [("NicClusterPolicy", "nic-cluster-policy"), ("SriovNetwork", "roce-node1"), ("SriovNetwork", "roce-node2"),
+    assert sorted(waves) == [("ConfigMap", "gpufabric-nccl"), ("NicClusterPolicy", "nic-cluster-policy"),
+                             ("SriovNetwork", "roce-node1"), ("SriovNetwork", "roce-node2"),
                              ("SriovNetworkNodePolicy", "roce-node1"), ("SriovNetworkNodePolicy", "roce-node2"),
                              ("SriovNetworkPoolConfig", "roce-pool")]
     assert all(a == {"argocd.argoproj.io/sync-wave": "1", "argocd.argoproj.io/sync-options": "SkipDryRunOnMissingResource=true"}

@@ -138,8 +138,12 @@ def test_moving_to_one_network_and_one_nv_ipam_pool_per_rail_and_one_pod_templat
     before = sorted(n["metadata"]["name"] for n in kube.items("/apis/sriovnetwork.openshift.io/v1/namespaces/%s/sriovnetworks" % NAMESPACE))
     assert len(before) == 16, before  # what the host-local rollout above left
 
-    # The operator is as the test above left it: only the SR-IOV phase changes.
-    rc, out = _site(inv, cluster, tmp_path, "-e", "sriov_networks_ipam=nv-ipam", "--check", "--diff", tags="sriov")
+    # The move's first step (docs/inventory.md): the operator phase deploys nv-ipam, which the example leaves out for its
+    # host-local IPAM (network_operator_ipam: none).
+    nv_ipam = ("-e", "network_operator_ipam=nv-ipam", "-e", "sriov_networks_ipam=nv-ipam")
+    rc, out = _site(inv, cluster, tmp_path, *nv_ipam, tags="operator")
+    assert rc == 0, out[-8000:]
+    rc, out = _site(inv, cluster, tmp_path, *nv_ipam, "--check", "--diff", tags="sriov")
     assert rc == 0, out[-8000:]
     flat = " ".join(out.split())
     assert "8 SriovNetworks and 8 nv-ipam CIDRPools for 2 nodes" in flat, out[-6000:]
@@ -148,7 +152,7 @@ def test_moving_to_one_network_and_one_nv_ipam_pool_per_rail_and_one_pod_templat
     assert after_check == before
     assert kube.items("/apis/nv-ipam.nvidia.com/v1alpha1/namespaces/%s/cidrpools" % NAMESPACE) == []
 
-    rc, out = _site(inv, cluster, tmp_path, "-e", "sriov_networks_ipam=nv-ipam", tags="sriov,verify")
+    rc, out = _site(inv, cluster, tmp_path, *nv_ipam, tags="sriov,verify")
     assert rc == 0, out[-8000:]
     flat = " ".join(out.split())
     # rdma_verify's test pods are now one template asking for the rails' shared resources: kube-scheduler put one on

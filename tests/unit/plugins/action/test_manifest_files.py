@@ -1,6 +1,7 @@
 """gpufabric.roce.manifest_files action plugin: writes YAML on the controller, idempotently."""
 
 import io
+import json
 import os
 import tarfile
 from unittest import mock
@@ -9,6 +10,7 @@ import yaml
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpufabric.roce.plugins.action import manifest_files as mf
+from ansible_collections.gpufabric.roce.plugins.action.k8s_apply import with_labels
 from ansible_collections.gpufabric.roce.plugins.action.manifest_files import ActionModule
 
 
@@ -37,6 +39,25 @@ def test_writes_multi_document_files_and_is_idempotent(tmp_path):
     second = run(args)
     assert second["changed"] is False
     assert not [p for p in os.listdir(dest) if p.startswith(".")]  # no temp files left behind
+
+
+def test_labels_go_on_every_object_written_as_apply_mode_adds_them(tmp_path):
+    """Issue 42: render mode wrote the objects without the fabric label apply mode adds, so a move from GitOps to apply
+    adopted the rollout's own objects. The same labels, by the same helper (k8s_apply's), on objects and files alike."""
+    labels = {"gpufabric.roce/fabric": "pool-a"}
+    policies = [{"apiVersion": "v1", "kind": "P", "metadata": {"name": "p", "labels": {"app.kubernetes.io/managed-by": "gpufabric.roce"}}}]
+    configmap = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "gpufabric-nccl"}, "data": {}}
+    kustomization = {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "resources": ["p.yaml"]}
+    dest = tmp_path / "out"
+    result = run({"dest": str(dest), "objects": '{"policies": %s}' % json.dumps(policies), "object_files": {"p.yaml": "policies"},
+                  "files": {"nccl.yaml": [configmap], "kustomization.yaml": kustomization, "notes.txt": "text\n"}, "labels": labels})
+    assert not result.get("failed"), result
+    assert list(yaml.safe_load_all((dest / "p.yaml").read_text())) == with_labels(policies, labels)
+    assert list(yaml.safe_load_all((dest / "nccl.yaml").read_text())) == with_labels([configmap], labels)
+    assert yaml.safe_load((dest / "kustomization.yaml").read_text()) == kustomization  # no metadata: not an object to label
+    assert (dest / "notes.txt").read_text() == "text\n"
+    assert "labels" not in configmap["metadata"]  # the objects given stay as they are
+    assert run({"dest": str(dest), "files": {}, "labels": ["x"]})["failed"] is True
 
 
 def test_check_mode_writes_nothing(tmp_path):

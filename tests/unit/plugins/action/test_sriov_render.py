@@ -10,7 +10,8 @@ from ansible_collections.gpufabric.roce.plugins.action.manifest_files import Act
 from ansible_collections.gpufabric.roce.plugins.action.sriov_render import ActionModule
 from ansible_collections.gpufabric.roce.plugins.filter.fabric_plan import FilterModule as FabricPlanFilters
 from ansible_collections.gpufabric.roce.plugins.filter.k8s_render import FilterModule
-from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import fabric_table
+from ansible_collections.gpufabric.roce.plugins.module_utils._nccl import gateway_rails, nccl_env
+from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import fabric_table, gateway_args_list
 
 FILTERS = FilterModule().filters()
 PF = "enp157s0np0"
@@ -29,11 +30,13 @@ def _action(cls, args, check_mode=False):
     return cls(task, mock.MagicMock(), mock.MagicMock(), loader=None, templar=None, shared_loader_obj=None)
 
 
+ARGUMENT_DEFAULTS = {"defaults": {}, "pool_defaults": {}, "nic_config_defaults": {}, "whole_fabric": False, "nccl": False}
+
+
 def render(args, task_vars):
     action = _action(ActionModule, args)
     with mock.patch.object(ActionBase, "run", return_value={}), \
-            mock.patch.object(ActionModule, "validate_argument_spec", return_value=(None, dict({"defaults": {}, "pool_defaults": {},
-                                                                                                "nic_config_defaults": {}, "whole_fabric": False}, **args))):
+            mock.patch.object(ActionModule, "validate_argument_spec", return_value=(None, dict(ARGUMENT_DEFAULTS, **args))):
         return action.run(task_vars=task_vars)
 
 
@@ -92,6 +95,32 @@ def test_the_nic_configuration_templates_use_the_plans_table_from_the_hosts_vari
     templates = json.loads(out["objects"])["nic_config_templates"]
     assert {t["spec"]["template"]["roceOptimized"]["qos"]["tos"] for t in templates} == {98}
     assert out["counts"]["nic_config_devices"] == 2 and out["nic_config_nodes"] == 2
+
+
+def test_nccl_gives_what_the_inventory_determines_of_every_nodes_settings_from_the_plans_table():
+    """Issue 42 item 4: gpufabric.roce.render wrote no NCCL ConfigMap at all (the settings came from the host phase only).
+    The inventory determines NCCL_IB_TC (the QoS) and NCCL_SOCKET_IFNAME; the host facts' settings never come from here."""
+    hv = hostvars()
+    assert "nccl" not in render({"hosts": ["node1", "node2"]}, {"hostvars": hv})  # only when asked (render mode)
+    out = render({"hosts": ["node1", "node2"], "nccl": True}, {"hostvars": hv})
+    assert out["nccl"] == {"env": {"node1": {}, "node2": {}}, "host_qos": []}  # no QoS: nothing the inventory determines
+    hv["node1"].update(roce_qos={}, roce_node_name="gpu-a1", host_network_nccl_socket_ifname="eth0")
+    hv["node2"].update(roce_qos={}, roce_qos_via="operator", roce_nic_type="1021")
+    table = fabric_table({h: hv[h] for h in ("node1", "node2")}, ["node1", "node2"])
+    table["qos_profiles"][0]["tos"] = 98  # only the plan's table says so
+    out = render({"hosts": ["node1", "node2"], "nccl": True}, {"hostvars": hv, "__site_plan": {"fabric": table}})
+    assert out["nccl"] == {"env": {"gpu-a1": {"NCCL_IB_TC": "98", "NCCL_SOCKET_IFNAME": "eth0"}, "node2": {"NCCL_IB_TC": "98"}},
+                           "host_qos": ["gpu-a1"]}  # node2's QoS is in its NicConfigurationTemplate
+    # The same settings as the host phase derives from the same rails (one helper): only the facts' own are added there.
+    gateways = gateway_args_list(table, "node1", with_routes=False)
+    assert nccl_env({}, gateway_rails(gateways), socket_ifname="eth0")["env"] == out["nccl"]["env"]["gpu-a1"]
+    # Nodes without a pod network (whereabouts, no node subnets): no gateway, no rail, nothing to derive; no failure.
+    for h in hv:
+        hv[h] = {"roce_pf": PF, "roce_qos": {}}
+    out = render({"hosts": ["node1", "node2"], "nccl": True,
+                  "defaults": {"sriov_networks_ipam": "whereabouts", "sriov_networks_whereabouts_range": "10.200.0.0/16"}}, {"hostvars": hv})
+    assert not out.get("failed"), out.get("msg")
+    assert out["nccl"] == {"env": {"node1": {}, "node2": {}}, "host_qos": []}
 
 
 def test_manifest_files_writes_the_objects_by_file_and_refuses_what_it_cannot_place(tmp_path):

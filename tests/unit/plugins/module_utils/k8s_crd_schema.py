@@ -150,11 +150,11 @@ def validate_object(obj, crds):
 
 
 # Render mode's GitOps files: a kustomization is a build file, not a cluster object (the real kubectl kustomize
-# checks it, tests/k8s/test_gitops_render.py), and a Namespace is core (the server's dry run checks it). They are
-# counted and named, never silently passed as schema-checked. Flux and Argo CD objects are checked against their
-# CRDs (the gitops/ directory of the CRD directory).
+# checks it, tests/k8s/test_gitops_render.py), and a Namespace and the NCCL ConfigMap are core (the server's dry run
+# checks them). They are counted and named, never silently passed as schema-checked. Flux and Argo CD objects are
+# checked against their CRDs (the gitops/ directory of the CRD directory).
 NO_SCHEMA_HERE = ("kustomize.config.k8s.io/",)
-CORE_KINDS = (("v1", "Namespace"),)
+CORE_KINDS = (("v1", "Namespace"), ("v1", "ConfigMap"))
 
 
 def iter_documents(paths):

@@ -112,10 +112,10 @@ def test_one_rail_pool_is_the_smallest_network_holding_every_nodes_subnet():
     hosts, hv = inventory("example")
     (pool,) = render_sriov(hosts, hv, sriov_defaults(NV_IPAM))["ip_pools"]
     assert pool["metadata"]["name"] == "roce"
-    assert pool["spec"]["cidr"] == "10.255.0.0/29" and pool["spec"]["perNodeNetworkPrefix"] == 30
+    assert pool["spec"]["cidr"] == "10.255.0.0/23" and pool["spec"]["perNodeNetworkPrefix"] == 24
     assert pool["spec"]["staticAllocations"] == [
-        {"nodeName": "node1", "prefix": "10.255.0.0/30", "gateway": "10.255.0.2"},
-        {"nodeName": "node2", "prefix": "10.255.0.4/30", "gateway": "10.255.0.6"},
+        {"nodeName": "node1", "prefix": "10.255.0.0/24", "gateway": "10.255.0.254"},
+        {"nodeName": "node2", "prefix": "10.255.1.0/24", "gateway": "10.255.1.254"},
     ]
 
 
@@ -151,7 +151,7 @@ def test_a_block_of_another_size_is_refused_naming_the_pools_size():
 
 def test_a_route_with_its_own_gateway_is_refused_with_the_route_without_it_as_fix():
     hosts, hv = inventory("example")
-    hv["node2"]["sriov_networks_ipam_routes"] = [{"dst": "10.0.0.0/8", "gw": "10.255.0.6"}]
+    hv["node2"]["sriov_networks_ipam_routes"] = [{"dst": "10.0.0.0/8", "gw": "10.255.1.1"}]
     errs = errors(hosts, hv)
     err = next(e for e in errs if e["host"] == "node2")
     assert err["field"] == "sriov_networks_ipam_routes" and "CIDRPool routes have no gw" in err["problem"]
@@ -201,26 +201,26 @@ def test_one_rail_blocks_far_apart_are_refused_instead_of_a_pool_of_the_whole_ad
     """Before: 10.255.x and 172.16.x gave the CIDRPool cidr 0.0.0.0/0 (nv-ipam hands its blocks to any node)."""
     hosts, hv = inventory("example")
     hosts.append("node3")
-    hv["node3"] = dict(hv["node2"], roce_node_name="node3", roce_pod_subnet="172.16.0.0/30", roce_pod_gateway="172.16.0.2")
+    hv["node3"] = dict(hv["node2"], roce_node_name="node3", roce_pod_subnet="172.16.0.0/24", roce_pod_gateway="172.16.0.254")
     (err,) = errors(hosts, hv)
-    assert (err["host"], err["field"], err["value"]) == ("node3", "roce_pod_subnet", "172.16.0.0/30")
-    assert err["problem"].startswith("is far from the other nodes' blocks of nv-ipam pool roce (node1's 10.255.0.0/30): the pool's "
+    assert (err["host"], err["field"], err["value"]) == ("node3", "roce_pod_subnet", "172.16.0.0/24")
+    assert err["problem"].startswith("is far from the other nodes' blocks of nv-ipam pool roce (node1's 10.255.0.0/24): the pool's "
                                      "cidr, the smallest network holding them all, would be 0.0.0.0/0, which is not a unicast range")
-    assert err["fix"] == ("give node3 a /30 block near the other nodes' blocks of the pool, inside 10.255.0.0/29 (node1's is "
-                          "10.255.0.0/30), and roce_pod_gateway a host address of it")
-    # The fix applied: a /30 next to the others renders.
-    hv["node3"].update(roce_pod_subnet="10.255.0.8/30", roce_pod_gateway="10.255.0.10")
+    assert err["fix"] == ("give node3 a /24 block near the other nodes' blocks of the pool, inside 10.255.0.0/23 (node1's is "
+                          "10.255.0.0/24), and roce_pod_gateway a host address of it")
+    # The fix applied: a /24 next to the others renders.
+    hv["node3"].update(roce_pod_subnet="10.255.2.0/24", roce_pod_gateway="10.255.2.254")
     (pool,) = render_sriov(hosts, hv, sriov_defaults(NV_IPAM))["ip_pools"]
-    assert pool["spec"]["cidr"] == "10.255.0.0/28"
+    assert pool["spec"]["cidr"] == "10.255.0.0/22"
 
 
 def test_the_odd_node_is_the_one_outside_the_range_most_blocks_are_in():
     hosts, hv = inventory("example")
-    hv["node1"].update(roce_pod_subnet="192.168.0.0/30", roce_pod_gateway="192.168.0.2")
+    hv["node1"].update(roce_pod_subnet="192.168.0.0/24", roce_pod_gateway="192.168.0.254")
     hosts.append("node3")
-    hv["node3"] = dict(hv["node2"], roce_node_name="node3", roce_pod_subnet="10.255.0.8/30", roce_pod_gateway="10.255.0.10")
+    hv["node3"] = dict(hv["node2"], roce_node_name="node3", roce_pod_subnet="10.255.2.0/24", roce_pod_gateway="10.255.2.254")
     (err,) = errors(hosts, hv)
-    assert (err["host"], err["value"]) == ("node1", "192.168.0.0/30")
+    assert (err["host"], err["value"]) == ("node1", "192.168.0.0/24")
 
 
 def test_rail_pools_nested_in_each_other_are_refused_once_for_the_rail():

@@ -99,6 +99,45 @@ def test_reference_two_node_render_every_field():
     ]
 
 
+def test_too_few_pod_addresses_and_a_default_route_on_the_vf_are_warned_once_for_every_node():
+    """Issue 42 item 7: the seed's /30 per node leaves one pod address beside the gateway for 8 VFs, and a default route on
+    the VF loses to eth0's, so pods reached the other nodes' subnets through the cluster network. Both rendered silently."""
+    out = render()  # the seed: /30s, and the role's default routes [{dst: 0.0.0.0/0}]
+    assert out["warnings"] == [
+        "node1 (and 1 other node: node2): roce_num_vfs=8: is more than the 1 pod address a /30 pod subnet holds beside its gateway: "
+        "the node offers 8 VFs to pods, and a pod on a VF beyond them gets no address and does not start. Fix: give every node a pod "
+        "subnet of at least /28, e.g. a /24 each (roce_pod_subnet: 10.255.0.0/24 with roce_pod_gateway: 10.255.0.254, the next node "
+        "10.255.1.0/24), or lower roce_num_vfs to 1",
+        'node1 (and 1 other node: node2): sriov_networks_ipam_routes=[{"dst": "0.0.0.0/0"}]: gives the pods a second default route, '
+        "on the VF: the default route of eth0 (the cluster network) wins, so traffic to the other nodes' pod subnets leaves through "
+        "eth0 instead of the rail. Fix: route only the pod subnets of the fabric: sriov_networks_ipam_routes: [{dst: 10.255.0.0/29}] "
+        "(the smallest network holding every node's roce_pod_subnet), through the node's gateway",
+    ]
+    # What inventories/example has now: a /24 per node, the fabric's range as the route. Nothing to say.
+    hv = {"node1": {"roce_pf": PF, "roce_pod_subnet": "10.255.0.0/24", "roce_pod_gateway": "10.255.0.254"},
+          "node2": {"roce_pf": PF, "roce_pod_subnet": "10.255.1.0/24", "roce_pod_gateway": "10.255.1.254"}}
+    assert render(hv, {"sriov_networks_ipam_routes": [{"dst": "10.255.0.0/16"}]})["warnings"] == []
+    # Only the pod network's own VFs take addresses: a /29 (5 addresses) is enough for half the PF's 8.
+    hv = {"node1": {"roce_pf": PF, "roce_pod_subnet": "10.255.0.0/29", "roce_pod_gateway": "10.255.0.6", "sriov_networks_pf_names": [PF + "#0-3"],
+                    "sriov_networks_extra_policies": [{"name": "dpdk", "pf_names": [PF + "#4-7"], "resource_name": "dpdk_node1",
+                                                       "device_type": "vfio-pci", "is_rdma": False}]}}
+    assert render(hv, {"sriov_networks_ipam_routes": [{"dst": "10.255.0.0/16"}]})["warnings"] == []
+
+
+@pytest.mark.parametrize("ipam", ["host-local", "nv-ipam"])
+def test_a_rails_small_subnets_and_default_route_are_named_by_the_rails_own_keys(ipam):
+    rails = [{"name": "rail0", "pf": "enp12s0np0", "vlan": 101, "subnet_pool": "10.101.0.0/16", "subnet_prefix": 24},
+             {"name": "rail1", "pf": "enp18s0np0", "vlan": 102, "subnet_pool": "10.102.0.0/16", "subnet_prefix": 29, "routes": [{"dst": "0.0.0.0/0"}]}]
+    warnings = render({"gpu1": {"roce_rails": rails}, "gpu2": {"roce_rails": rails}}, {"sriov_networks_ipam": ipam})["warnings"]
+    assert [w.split(": ")[:2] for w in warnings] == [["gpu1 (and 1 other node", "gpu2)"]] * 2
+    assert "roce_rails[rail1].num_vfs=8: is more than the 5 pod addresses a /29 pod subnet holds beside its gateway" in warnings[0]
+    assert warnings[0].endswith("Fix: give rail rail1 a subnet of at least /28 per node (subnet_prefix: 28 or less in roce_rails, e.g. 24, "
+                                "or a larger roce_rail_overrides.rail1.subnet), or lower its num_vfs to 5")
+    assert 'roce_rails[rail1].routes=[{"dst": "0.0.0.0/0"}]: gives the pods a second default route' in warnings[1]
+    assert warnings[1].endswith("Fix: route the rail's own plane only: leave routes of rail rail1 unset (its default is "
+                                "[{dst: <its subnet_pool>}])")
+
+
 def test_builtin_defaults_match_the_seed_without_role_defaults():
     hv = reference_hostvars()
     out = sriov.render_sriov(list(hv), hv, sriov_defaults({}))

@@ -18,7 +18,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils import _rdma_facts 
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import RenderValidationError
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_nccl import env_file, nccl_configmap
-from ansible_collections.gpufabric.roce.plugins.module_utils._nccl import gid_ipv4, nccl_env
+from ansible_collections.gpufabric.roce.plugins.module_utils._nccl import HOST_FACT_SETTINGS, gateway_rails, gid_ipv4, inventory_env, nccl_env
 
 from test_rdma_facts import build_tree
 
@@ -78,6 +78,26 @@ def test_traffic_class_from_the_rails_qos(facts):
     assert result['env']['NCCL_IB_TC'] == '106' and result['problems'] == []
     # without QoS nothing is set (NCCL's own default stays)
     assert 'NCCL_IB_TC' not in nccl_env(facts, [{'name': 'rail0', 'pf': 'ens1f0np0', 'tos': None}])['env']
+
+
+def test_what_the_inventory_determines_needs_no_facts_and_the_rails_come_from_the_gateways():
+    """Issue 42 item 4: a render without the nodes (gpufabric.roce.render) gets these; NCCL_IB_HCA and NCCL_IB_GID_INDEX
+    (HOST_FACT_SETTINGS) only with the node's facts."""
+    gateways = [{'pf': 'ens1f0np0', 'vlan_id': 100, 'addresses': ['10.0.0.254/24'], 'qos': {'tos': 106, 'trust': 'dscp'}},
+                {'rail': 'rail1', 'pf': 'ens84np0', 'vlan_id': 101, 'addresses': ['10.0.3.2/24']}]
+    rails = gateway_rails(gateways)
+    assert rails == [{'name': 'rail0', 'pf': 'ens1f0np0', 'ipv4': '10.0.0.254', 'tos': 106},
+                     {'name': 'rail1', 'pf': 'ens84np0', 'ipv4': '10.0.3.2', 'tos': None}]
+    assert nccl_filter.FilterModule().filters()['nccl_rails'](gateways) == rails
+    same = [dict(r, tos=106) for r in rails]
+    assert inventory_env(same, 'eth0') == {'env': {'NCCL_IB_TC': '106', 'NCCL_SOCKET_IFNAME': 'eth0'}, 'problems': []}
+    assert not set(inventory_env(same)['env']) & set(HOST_FACT_SETTINGS)
+    # nccl_env is the facts' settings over these, the same problems included.
+    assert nccl_env({}, same, 'eth0')['env'] == inventory_env(same, 'eth0')['env']
+    differ = [same[0], dict(same[1], tos=98)]
+    assert inventory_env(differ)['env'] == {} and nccl_env({}, differ)['problems'][-1] == inventory_env(differ)['problems'][0]
+    with pytest.raises(AnsibleFilterError, match='each gateway needs pf and addresses'):
+        nccl_filter.FilterModule().filters()['nccl_rails']([{'pf': 'ens1f0np0'}])
 
 
 def test_traffic_class_disagreement_is_reported(facts):

@@ -433,6 +433,19 @@ def test_nv_ipam_pools_with_whereabouts_are_one_message_in_either_mode():
         assert found[3].startswith('set network_operator_ipam: nv-ipam (the default)')
 
 
+def test_no_ipam_deployed_beside_nv_ipam_pools_is_a_warning():
+    """Issue 42 item 7: the examples deploy no IPAM (host-local needs none); a copy moved to sriov_networks_ipam: nv-ipam
+    alone would render pools nothing serves, unless nv-ipam is deployed some other way, which the inventory cannot tell."""
+    params = dict(NO, network_operator_ipam='none')
+    (warning,) = role_warnings('network_operator', params, 'localhost', reads={'sriov_networks_ipam': 'nv-ipam'})
+    assert warning[:2] == ('network_operator_ipam', 'none') and "nothing serves the SriovNetworks' pools" in warning[2]
+    assert warning[3].startswith('set network_operator_ipam: nv-ipam (the default) and run the operator phase')
+    assert role_problems('network_operator', params, 'localhost', reads={'sriov_networks_ipam': 'nv-ipam'}) == []
+    for ipam, sriov_ipam in (('none', 'host-local'), ('nv-ipam', 'nv-ipam')):
+        assert role_warnings('network_operator', dict(NO, network_operator_ipam=ipam), 'localhost',
+                             reads={'sriov_networks_ipam': sriov_ipam}) == []
+
+
 def test_an_empty_rails_list_without_roce_pf_is_named_as_such():
     found = role_problems('preflight', {}, 'gpu-node02', reads={'roce_rails': []})
     assert [(f, v) for f, v, _p, _x in found] == [('roce_rails', [])]
