@@ -123,7 +123,7 @@ def run_round(host, params, procs, *, binaries, timeout_bin, ping_bin, check_mod
     if check_mode:
         for role, _index, test, sparams in sides:
             try:
-                _, result = prepare(host, sparams, binary=binaries.get(test), timeout_bin=timeout_bin)
+                result = prepare(host, sparams, binary=binaries.get(test), timeout_bin=timeout_bin)[1]
             except PerftestError as exc:
                 out[role + 's'].append(_failed(test, role, str(exc)))
                 continue

@@ -197,7 +197,8 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(dest=dict(type="path"), files=dict(type="dict"),
                            absent=dict(type="list", elements="str", default=[]), mode=dict(type="str", default="0644"),
-                           objects=dict(type="str"), object_files=dict(type="dict", default={}), copy_from=dict(type="path"),
+                           objects=dict(type="str"), object_files=dict(type="dict", default={}), labels=dict(type="dict", default={}),
+                           copy_from=dict(type="path"),
                            stage=dict(type="path"), commit=dict(type="path"), discard=dict(type="path")),
         supports_check_mode=True,
     )

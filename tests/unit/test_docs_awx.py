@@ -113,7 +113,7 @@ def test_the_sections_are_numbered_once_each_in_order():
 
 
 def test_every_reference_to_a_section_of_awx_md_names_one_that_is_there():
-    sections = {n: t for n, t in _sections()}
+    sections = dict(_sections())
     anchors = {_anchor(n, t) for n, t in sections.items()}
     found = []
     for path in glob.glob(os.path.join(REPO, "**", "*"), recursive=True):
