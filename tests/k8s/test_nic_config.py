@@ -114,9 +114,13 @@ def test_templates_applied_on_the_real_api_server_configure_every_rail_nic(modul
     for name in templates:
         status = kube.get(_path("nicconfigurationtemplates", name=name)).get("status", {})
         assert status.get("nicDevices") == [n for n, d in want.items() if d["template"] == name]
-    for node in ("node1", "node2"):
-        labels = kube.get(_kube.path("", "v1", "nodes", name=node))["metadata"]["labels"]
-        assert labels["network.nvidia.com/operator.nic-configuration.wait"] == "false"
+    # The stand-in, as the operator, labels a node after configuring its devices in the same pass: wait for the label
+    # rather than read it between the two writes.
+    def labelled():
+        labels = {n: kube.get(_kube.path("", "v1", "nodes", name=n))["metadata"]["labels"] for n in ("node1", "node2")}
+        return labels if all(v.get("network.nvidia.com/operator.nic-configuration.wait") == "false" for v in labels.values()) else None
+
+    wait_for("both nodes labelled nic-configuration.wait=false", labelled, timeout=30)
 
     # a second template selecting node1's rail NIC: the operator applies neither, as upstream
     rogue = copy.deepcopy(templates["roce-node1-1021"])
