@@ -114,6 +114,7 @@ def test_templates_applied_on_the_real_api_server_configure_every_rail_nic(modul
     for name in templates:
         status = kube.get(_path("nicconfigurationtemplates", name=name)).get("status", {})
         assert status.get("nicDevices") == [n for n, d in want.items() if d["template"] == name]
+
     # The stand-in, as the operator, labels a node after configuring its devices in the same pass: wait for the label
     # rather than read it between the two writes.
     def labelled():
