@@ -389,9 +389,9 @@ def fabric_table(hostvars, nodes=None, positions=None):
         errors.extend(GpufabricError(n, *p) for p in problems)
         if qos is not None:
             fabric[n]['qos'] = qos
-    via, via_errors = _qos_via(hostvars, nodes)
+    via = _qos_via(hostvars, nodes)
     # Every problem at once: the mix of rails and one-rail nodes, then each node's own (shared ones once).
-    _raise(_mixed_rail_errors(nodes, rails, fabric) + grouped(_mixed_family(errors, nodes, fabric, rails) + via_errors))
+    _raise(_mixed_rail_errors(nodes, rails, fabric) + grouped(_mixed_family(errors, nodes, fabric, rails)))
     if rails:
         _raise([GpufabricError(*p) for p in rail_names_problems([(n, [f['rail'] for f in rails[n]]) for n in nodes])])
         return _with_qos_via(_multirail_table(hostvars, nodes, fabric, rails), via)
@@ -409,7 +409,7 @@ def _qos_via(hostvars, nodes):
     """The nodes whose QoS the NIC Configuration Operator applies (roce_qos_via: operator), wherever the inventory sets
     it: the plan carries it, so the operator's phase deploys the NIC Configuration Operator for them. Its values are
     checked where they are rendered (_k8s_nic_config)."""
-    return [n for n in nodes if _get(hostvars, n, 'roce_qos_via') == 'operator'], []
+    return [n for n in nodes if _get(hostvars, n, 'roce_qos_via') == 'operator']
 
 
 def _with_qos_via(table, nodes):
