@@ -71,7 +71,7 @@ from _awx_slice import import_inventory, private_data_dir  # noqa: E402
 from _runner import SITE  # noqa: E402
 from site_scale import ansible_version, git_head, write_readme  # noqa: E402
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._route_ranges import expand  # noqa: E402
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.route_ranges import expand  # noqa: E402
 
 
 def plain_routes(call):

@@ -23,9 +23,9 @@ import time
 REPO = os.path.realpath(os.path.join(os.path.dirname(os.path.realpath(__file__)), ".."))
 sys.path.insert(0, os.path.join(REPO, ".build", "collections"))
 
-from ansible_collections.gpufabric.roce.plugins.module_utils import _impact as im  # noqa: E402
-from ansible_collections.gpufabric.roce.plugins.module_utils import _route_ranges as rr  # noqa: E402
-from ansible_collections.gpufabric.roce.plugins.module_utils import _vlan_gateway as vg  # noqa: E402
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s import impact as im  # noqa: E402
+from ansible_collections.gpufabric.roce.plugins.module_utils._common import route_ranges as rr  # noqa: E402
+from ansible_collections.gpufabric.roce.plugins.module_utils._host import vlan_gateway as vg  # noqa: E402
 
 HOSTNAME = "kubernetes.io/hostname"
 ROUTES_PER_GATEWAY = 8  # a sample: the real count is the number of other nodes of the rail

@@ -24,8 +24,8 @@ import time
 REPO = os.path.realpath(os.path.join(os.path.dirname(os.path.realpath(__file__)), ".."))
 sys.path.insert(0, os.path.join(REPO, ".build", "collections"))
 
-from ansible_collections.gpufabric.roce.plugins.module_utils import _fabric_plan as fp  # noqa: E402
-from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import fabric_table  # noqa: E402
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric import plan as fp  # noqa: E402
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import fabric_table  # noqa: E402
 
 PFS = ("enp12s0np0", "enp18s0np0", "enp75s0np0", "enp84s0np0", "enp141s0np0", "enp148s0np0", "enp186s0np0", "enp193s0np0")
 

@@ -57,7 +57,7 @@ def main():
     ap.add_argument("--nodes", type=int, default=1000)
     ap.add_argument("--rails", type=int, default=8)
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--module", default=os.path.join(REPO, "plugins", "module_utils", "_rdma_report_html.py"))
+    ap.add_argument("--module", default=os.path.join(REPO, "plugins", "module_utils", "_verify", "rdma_report_html.py"))
     ap.add_argument("--browser", action="store_true", help="also time headless Chromium's load of the page")
     args = ap.parse_args()
     rh = _load("rdma_report_html_under_test", args.module)

@@ -161,7 +161,7 @@ def run_play(work, play, name, env, extra=()):
 
 
 def in_process(nodes):
-    from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov import SRIOV_DEFAULT_KEYS, render_sriov  # noqa: PLC0415
+    from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.sriov import SRIOV_DEFAULT_KEYS, render_sriov  # noqa: PLC0415
     from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_defaults import with_role_defaults  # noqa: PLC0415
 
     base = ipaddress.ip_network("10.128.0.0/16").subnets(new_prefix=30)

@@ -32,10 +32,10 @@ sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 
 from plan_io import hostvars  # noqa: E402
 
-from ansible_collections.gpufabric.roce.plugins.module_utils import _fabric_plan as fp  # noqa: E402
-from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import fabric_table  # noqa: E402
-from ansible_collections.gpufabric.roce.plugins.module_utils._vlan_gateway import validate_params  # noqa: E402
-from ansible_collections.gpufabric.roce.plugins.module_utils._vlan_gateway_unit import render_routes  # noqa: E402
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric import plan as fp  # noqa: E402
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import fabric_table  # noqa: E402
+from ansible_collections.gpufabric.roce.plugins.module_utils._host.vlan_gateway import validate_params  # noqa: E402
+from ansible_collections.gpufabric.roce.plugins.module_utils._host.vlan_gateway_unit import render_routes  # noqa: E402
 
 
 def routes_files(nodes, rails):

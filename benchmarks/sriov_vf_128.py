@@ -36,7 +36,7 @@ import time
 
 from pyroute2 import IPRoute
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._sriov_vf import VF_KEYS, dump_vfs, run
+from ansible_collections.gpufabric.roce.plugins.module_utils._host.sriov_vf import VF_KEYS, dump_vfs, run
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODULE = os.path.join(REPO, 'plugins', 'modules', 'sriov_vf.py')

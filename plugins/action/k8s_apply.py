@@ -6,7 +6,7 @@ each changed object's diff. With a list of definitions kubernetes.core.k8s nests
 result.results, where --diff does not show them; a loop would cost one module start per object."""
 
 from ansible.plugins.action import ActionBase
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_fabric import with_labels
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.fabric import with_labels
 
 ARGUMENT_SPEC = {
     "definition": {"type": "list", "elements": "dict", "required": True},

@@ -6,7 +6,7 @@
 from ansible.module_utils.common.parameters import remove_values
 from ansible.plugins.action import ActionBase
 from ansible.plugins.loader import module_loader
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_tools import (
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.tools import (
     client_problem,
     collection_problem,
     helm_problem,

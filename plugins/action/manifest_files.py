@@ -13,8 +13,8 @@ import re
 import yaml
 
 from ansible.plugins.action import ActionBase
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import _plain
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_fabric import with_labels
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import plain
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.fabric import with_labels
 from ansible_collections.gpufabric.roce.plugins.plugin_utils import _render_stage as rs
 
 try:
@@ -24,7 +24,7 @@ except AttributeError:  # pragma: no cover - libyaml missing
 
 
 def _dump(docs):
-    return yaml.dump_all([_plain(d) for d in docs], Dumper=_Dumper, explicit_start=True, default_flow_style=False, sort_keys=False, width=4096)
+    return yaml.dump_all([plain(d) for d in docs], Dumper=_Dumper, explicit_start=True, default_flow_style=False, sort_keys=False, width=4096)
 
 
 def to_yaml(content):
@@ -116,7 +116,7 @@ def _is_object(doc):
 
 def labelled(files, labels):
     """``files`` with ``labels`` added to every Kubernetes object in them (a mapping with metadata: not a Kustomization, nor
-    text), as apply mode adds them (``_k8s_fabric.with_labels``): a tree applied by a GitOps tool carries what an apply would."""
+    text), as apply mode adds them (``_k8s.fabric.with_labels``): a tree applied by a GitOps tool carries what an apply would."""
     if not labels:
         return files
     out = dict(files)

@@ -7,7 +7,7 @@ import time
 
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_wait import judge, reads_for
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.wait import judge, reads_for
 
 display = Display()
 

@@ -5,8 +5,8 @@
 controller, from one read of the nodes' variables (plugin_utils/_sriov_render.py)."""
 
 from ansible.plugins.action import ActionBase
-from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import RenderValidationError
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import GpufabricError
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.common import RenderValidationError
 from ansible_collections.gpufabric.roce.plugins.plugin_utils import _findings
 from ansible_collections.gpufabric.roce.plugins.plugin_utils import _raw_vars as raw_vars
 from ansible_collections.gpufabric.roce.plugins.plugin_utils import _sriov_render as sr

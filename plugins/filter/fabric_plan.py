@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufabric.roce maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters over the fabric plan (module_utils/_fabric_plan.py; docs/awx.md, "One fabric plan")."""
+"""Filters over the fabric plan (module_utils/_fabric/plan.py; docs/awx.md, "One fabric plan")."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -11,10 +11,10 @@ import json
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufabric.roce.plugins.module_utils import _fabric_plan as fp
-from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import _plain
-from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import fabric_table
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric import plan as fp
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import GpufabricError
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import plain
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import fabric_table
 from ansible_collections.gpufabric.roce.plugins.plugin_utils._raw_vars import view as _view
 
 
@@ -27,7 +27,7 @@ def fabric_plan(hostvars, nodes=None, complete=None, awx_job_id=None):
 
 def fabric_plan_read(data, run_hosts, source=None, hostvars=None):
     try:
-        data = _plain(data)
+        data = plain(data)
         if isinstance(data, str):
             # The path roce_plan names: read here, so that a file that is no plan is refused naming it.
             source, data = data, fp.load(data)
@@ -64,7 +64,7 @@ def fabric_plan_slice(data, phase):
 
 
 def fabric_plan_json(data):
-    return fp.dumps(_plain(data))
+    return fp.dumps(plain(data))
 
 
 class FilterModule(object):

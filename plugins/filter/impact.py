@@ -1,14 +1,14 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufabric.roce maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters of the change-impact report (module_utils/_impact.py; docs/fleet-scale.md, "Change-impact report")."""
+"""Filters of the change-impact report (module_utils/_k8s/impact.py; docs/fleet-scale.md, "Change-impact report")."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type  # noqa: UP001
 
-from ansible_collections.gpufabric.roce.plugins.module_utils import _impact as im
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import _plain
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s import impact as im
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import plain
 
 # What the phases registered, read through hostvars: host_network's results on each node (no task of its own per node:
 # at 10,000 nodes a set_fact per node would cost more than the report) and sriov_networks' fact on the controller.
@@ -25,17 +25,17 @@ def _host_part(hv):
         return None
 
     def results(key):
-        return [_plain(hv.get(key))] if key in hv else []
+        return [plain(hv.get(key))] if key in hv else []
 
     drained = im.reset_predicted(results(HOST_DRAIN_PREDICTION))
     return im.host_impact(results(HOST_VFS), results(HOST_GATEWAYS), drained, results(HOST_QOS))
 
 
 def impact_operator(rendered, live_policies, node_states, removed=None):
-    rendered = _plain(rendered or {})
+    rendered = plain(rendered or {})
     return {'nodes': {n['host']: n['node_name'] for n in rendered.get('nodes') or []},
-            'changes': im.operator_impact(rendered.get('policies') or [], _plain(live_policies or []),
-                                          _plain(node_states or []), _plain(removed or []))}
+            'changes': im.operator_impact(rendered.get('policies') or [], plain(live_policies or []),
+                                          plain(node_states or []), plain(removed or []))}
 
 
 def _raw(hostvars, host):
@@ -52,7 +52,7 @@ def impact_report(hostvars, hosts, controllers=None, check_mode=True, host_resul
     # 10,000 nodes' variables to find that out took about 6 s.
     host_parts, operator_parts, node_names = {}, {}, {}
     for host in controllers or []:
-        part = _plain(_raw(hostvars, host).get(CONTROLLER_FACT))
+        part = plain(_raw(hostvars, host).get(CONTROLLER_FACT))
         if part:
             node_names.update(part['nodes'])
             operator_parts.update(part['changes'])

@@ -13,7 +13,7 @@ gpufabric.roce.sriov_pool_configs(hostvars, nodes, defaults)
     Validate every node's drain pool settings and render one SriovNetworkPoolConfig per pool (nodes: the
     ``nodes`` of sriov_manifests). Raises AnsibleFilterError naming host, variable, value and fix.
 gpufabric.roce.nic_config_templates(hostvars, hosts, defaults, table)
-    The NicConfigurationTemplates of the nodes with ``roce_qos_via: operator`` and QoS (module_utils/_k8s_nic_config.py),
+    The NicConfigurationTemplates of the nodes with ``roce_qos_via: operator`` and QoS (module_utils/_k8s/nic_config.py),
     validated for the whole inventory: ``{templates, devices}``, both empty (and nothing read but each node's
     roce_qos_via) when no node has ``roce_qos_via: operator``. ``table``: the fabric table of this run's plan
     (``__site_plan.fabric``), used when it has every host; otherwise the table is made here. Raises AnsibleFilterError
@@ -48,22 +48,23 @@ gpufabric.roce.k8s_fabric_teardown(live, fabric), sriov_drain_plan(states, polic
 import yaml
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import RenderValidationError, _plain
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_fabric import fabric_ownership, fabric_teardown
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_gitops import argocd_application, flux_helm_release, gitops_roots, kustomization
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_operator import (
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import GpufabricError
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import plain
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.common import RenderValidationError
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.fabric import fabric_ownership, fabric_teardown
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.gitops import argocd_application, flux_helm_release, gitops_roots, kustomization
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.operator import (
     HELM_DEFAULT_KEYS,
     NCP_DEFAULT_KEYS,
     render_chart_reference,
     render_helm_values,
     render_nic_cluster_policy,
 )
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov_pool import pool_overlaps
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.sriov_pool import pool_overlaps
 from ansible_collections.gpufabric.roce.plugins.plugin_utils import _raw_vars as raw_vars
 from ansible_collections.gpufabric.roce.plugins.plugin_utils import _sriov_render as sr
 from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_defaults import with_role_defaults
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_status import (
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.status import (
     allocatable_mismatches,
     deployments_unavailable,
     managed_orphans,
@@ -119,7 +120,7 @@ def nic_config_templates(hostvars, hosts, defaults=None, table=None):
 def _wrap(func, keys):
     def run(config=None):
         try:
-            return func(with_role_defaults("network_operator", keys, _plain(config)))
+            return func(with_role_defaults("network_operator", keys, plain(config)))
         except RenderValidationError as exc:
             raise AnsibleFilterError(str(exc)) from exc
 
@@ -130,7 +131,7 @@ def _wrap(func, keys):
 def k8s_yaml_documents(objects):
     if isinstance(objects, dict):
         objects = [objects]
-    return yaml.dump_all([_plain(o) for o in objects or []], Dumper=_Dumper, explicit_start=True, default_flow_style=False, sort_keys=False, width=4096)
+    return yaml.dump_all([plain(o) for o in objects or []], Dumper=_Dumper, explicit_start=True, default_flow_style=False, sort_keys=False, width=4096)
 
 
 class FilterModule:
@@ -140,24 +141,24 @@ class FilterModule:
             "sriov_validate": sriov_validate,
             "sriov_pool_configs": sriov_pool_configs,
             "nic_config_templates": nic_config_templates,
-            "sriov_pool_overlaps": lambda live, rendered: pool_overlaps(_plain(live), _plain(rendered)),
+            "sriov_pool_overlaps": lambda live, rendered: pool_overlaps(plain(live), plain(rendered)),
             "nic_cluster_policy": _wrap(render_nic_cluster_policy, NCP_DEFAULT_KEYS),
             "network_operator_helm_values": _wrap(render_helm_values, HELM_DEFAULT_KEYS),
             "network_operator_chart_reference": _wrap(render_chart_reference, HELM_DEFAULT_KEYS),
             "k8s_yaml_documents": k8s_yaml_documents,
-            "ncp_unready_components": lambda policy: ncp_unready_components(_plain(policy)),
-            "deployments_unavailable": lambda items: deployments_unavailable(_plain(items)),
-            "sriov_node_states_pending": lambda items, expected: sriov_node_states_pending(_plain(items), _plain(expected)),
-            "sriov_node_states_failed": lambda items, expected: sriov_node_states_failed(_plain(items), _plain(expected)),
-            "k8s_managed_orphans": lambda live, rendered: managed_orphans(_plain(live), _plain(rendered)),
-            "k8s_fabric_ownership": lambda live, rendered, fabric: fabric_ownership(_plain(live), _plain(rendered), _plain(fabric)),
-            "network_operator_flux": lambda chart, values, settings=None: flux_helm_release(_plain(chart), _plain(values), _plain(settings)),
-            "network_operator_argocd": lambda chart, values, settings=None: argocd_application(_plain(chart), _plain(values), _plain(settings)),
-            "k8s_kustomization": lambda resources: kustomization(_plain(resources)),
+            "ncp_unready_components": lambda policy: ncp_unready_components(plain(policy)),
+            "deployments_unavailable": lambda items: deployments_unavailable(plain(items)),
+            "sriov_node_states_pending": lambda items, expected: sriov_node_states_pending(plain(items), plain(expected)),
+            "sriov_node_states_failed": lambda items, expected: sriov_node_states_failed(plain(items), plain(expected)),
+            "k8s_managed_orphans": lambda live, rendered: managed_orphans(plain(live), plain(rendered)),
+            "k8s_fabric_ownership": lambda live, rendered, fabric: fabric_ownership(plain(live), plain(rendered), plain(fabric)),
+            "network_operator_flux": lambda chart, values, settings=None: flux_helm_release(plain(chart), plain(values), plain(settings)),
+            "network_operator_argocd": lambda chart, values, settings=None: argocd_application(plain(chart), plain(values), plain(settings)),
+            "k8s_kustomization": lambda resources: kustomization(plain(resources)),
             "network_operator_gitops_roots": lambda chart, values, namespace, dirs, settings=None: gitops_roots(
-                _plain(chart), _plain(values), _plain(namespace) or None, _plain(dirs), _plain(settings)
+                plain(chart), plain(values), plain(namespace) or None, plain(dirs), plain(settings)
             ),
-            "k8s_fabric_teardown": lambda live, fabric: fabric_teardown(_plain(live), _plain(fabric)),
-            "sriov_drain_plan": lambda states, policies: sriov_drain_plan(_plain(states), _plain(policies)),
-            "allocatable_mismatches": lambda items, expected: allocatable_mismatches(_plain(items), _plain(expected)),
+            "k8s_fabric_teardown": lambda live, fabric: fabric_teardown(plain(live), plain(fabric)),
+            "sriov_drain_plan": lambda states, policies: sriov_drain_plan(plain(states), plain(policies)),
+            "allocatable_mismatches": lambda items, expected: allocatable_mismatches(plain(items), plain(expected)),
         }

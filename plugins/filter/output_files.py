@@ -8,13 +8,13 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type  # noqa: UP001
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._common import format_error
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import _plain
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import format_error
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import plain
 from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_checks import output_file_problems
 
 
 def output_file_problems_filter(written, sources=None, read=None, host='all roce_nodes'):
-    problems = output_file_problems(_plain(written) or {}, [str(s) for s in _plain(sources) or []], _plain(read) or {})
+    problems = output_file_problems(plain(written) or {}, [str(s) for s in plain(sources) or []], plain(read) or {})
     return [format_error(host, *p) for p in problems]
 
 

@@ -8,10 +8,10 @@ __metaclass__ = type  # noqa: UP001
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError
-from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import fabric_table as _fabric
-from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import vlan_gateway_plan as _plan
-from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import vlan_gateway_plans as _plans
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import GpufabricError
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import fabric_table as _fabric
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import vlan_gateway_plan as _plan
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import vlan_gateway_plans as _plans
 from ansible_collections.gpufabric.roce.plugins.plugin_utils._raw_vars import view as _view
 
 

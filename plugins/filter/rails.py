@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufabric.roce maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters over the rail model (module_utils/_rails.py, docs/inventory.md "Rails").
+"""Filters over the rail model (module_utils/_fabric/rails.py, docs/inventory.md "Rails").
 
 gpufabric.roce.node_rails(node_vars, position)
     The node's rails with per-node subnets and gateways derived ([] for a one-rail node).
@@ -21,26 +21,19 @@ __metaclass__ = type  # noqa: UP001
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_nv_ipam import pool_name, pool_resource_name
-from ansible_collections.gpufabric.roce.plugins.module_utils._qos import effective_qos
-from ansible_collections.gpufabric.roce.plugins.module_utils._rails import ROCE_DEFAULTS, node_network_name, node_resource_name
-from ansible_collections.gpufabric.roce.plugins.module_utils._rails import node_rails as _node_rails
-from ansible_collections.gpufabric.roce.plugins.module_utils._rails import rail_network_name, rail_resource_name
-
-
-def _plain(value):
-    if hasattr(value, 'items'):
-        return {'%s' % k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import plain
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.nv_ipam import pool_name, pool_resource_name
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.qos import effective_qos
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.rails import ROCE_DEFAULTS, node_network_name, node_resource_name
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.rails import node_rails as _node_rails
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.rails import rail_network_name, rail_resource_name
 
 
 _READ = ('roce_rails', 'roce_rail_overrides', 'roce_node_index', 'roce_num_vfs', 'roce_mtu', 'roce_vlan_id')
 
 
 def _rails(node_vars, position, who):
-    hv = {k: _plain(node_vars.get(k)) for k in _READ}
+    hv = {k: plain(node_vars.get(k)) for k in _READ}
     rails, problems = _node_rails(hv, int(position or 0), ROCE_DEFAULTS)
     if problems:
         field, value, problem, fix = problems[0]
@@ -78,11 +71,11 @@ def pod_attachment(node_vars, node_name, name_prefix='roce', resource_prefix='nv
 
 def rail_tos(node_vars, rail=None):
     """The rail's QoS ToS; the layers are the fabric plan's (validated there, so a problem here is only reported)."""
-    cluster = _plain(node_vars.get('roce_qos'))
+    cluster = plain(node_vars.get('roce_qos'))
     rail_qos = override = None
     if rail:
-        rail_qos = next((r.get('qos') for r in _plain(node_vars.get('roce_rails')) or [] if r.get('name') == rail), None)
-        override = ((_plain(node_vars.get('roce_rail_overrides')) or {}).get(rail) or {}).get('qos')
+        rail_qos = next((r.get('qos') for r in plain(node_vars.get('roce_rails')) or [] if r.get('name') == rail), None)
+        override = ((plain(node_vars.get('roce_rail_overrides')) or {}).get(rail) or {}).get('qos')
     qos, problems = effective_qos(cluster, rail_qos, override, rail)
     if problems:
         field, value, problem, fix = problems[0]

@@ -2,17 +2,21 @@
 # Copyright: (c) 2026, gpufabric.roce maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters of the rdma_verify role: ring plan, ping/perftest output parsing, results matrix and
-its table/JUnit/HTML reports, test pod manifests.  The logic lives in module_utils/_rdma_report.py,
-module_utils/_rdma_report_html.py, module_utils/_rdma_pods.py and module_utils/_perftest.py."""
+its table/JUnit/HTML reports, test pod manifests.  The logic lives in module_utils/_verify/rdma_report.py,
+module_utils/_verify/rdma_report_html.py, module_utils/_verify/rdma_pods.py and module_utils/_verify/perftest.py."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type  # noqa: UP001
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.gpufabric.roce.plugins.module_utils import _perftest, _rdma_isolation, _rdma_pods, _rdma_report, _rdma_summary
-from ansible_collections.gpufabric.roce.plugins.module_utils import _rdma_rounds
-from ansible_collections.gpufabric.roce.plugins.module_utils import _rdma_report_html
+from ansible_collections.gpufabric.roce.plugins.module_utils._verify import perftest as _perftest
+from ansible_collections.gpufabric.roce.plugins.module_utils._verify import rdma_isolation as _rdma_isolation
+from ansible_collections.gpufabric.roce.plugins.module_utils._verify import rdma_pods as _rdma_pods
+from ansible_collections.gpufabric.roce.plugins.module_utils._verify import rdma_report as _rdma_report
+from ansible_collections.gpufabric.roce.plugins.module_utils._verify import rdma_summary as _rdma_summary
+from ansible_collections.gpufabric.roce.plugins.module_utils._verify import rdma_rounds as _rdma_rounds
+from ansible_collections.gpufabric.roce.plugins.module_utils._verify import rdma_report_html as _rdma_report_html
 
 
 def _wrap(fn):

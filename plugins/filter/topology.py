@@ -2,7 +2,7 @@
 # Copyright: (c) 2026, gpufabric.roce maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filter gpu_nic_affinity: judge a node's rail NICs against its GPU<->NIC topology facts
-(the logic is rail_affinity in module_utils/_pci_topology.py)."""
+(the logic is rail_affinity in module_utils/_common/pci_topology.py)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -10,8 +10,8 @@ __metaclass__ = type  # noqa: UP001
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import _plain
-from ansible_collections.gpufabric.roce.plugins.module_utils._pci_topology import rail_affinity
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import plain
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.pci_topology import rail_affinity
 
 
 def _pf_names(pfs, overrides):
@@ -29,12 +29,12 @@ def _pf_names(pfs, overrides):
 
 
 def gpu_nic_affinity(facts, pfs, overrides=None):
-    pfs = _plain(pfs)
+    pfs = plain(pfs)
     if isinstance(pfs, (str, dict)):
         pfs = [pfs]
     if not isinstance(pfs, list):
         raise AnsibleFilterError('gpu_nic_affinity: pfs=%r must be a list of PF netdev names' % (pfs,))
-    return rail_affinity(_plain(facts) or {}, _pf_names(pfs, _plain(overrides) or {}))
+    return rail_affinity(plain(facts) or {}, _pf_names(pfs, plain(overrides) or {}))
 
 
 class FilterModule(object):

@@ -100,7 +100,7 @@ answers:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_info_many import check_ids, read_all
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.info_many import check_ids, read_all
 
 try:
     from ansible_collections.kubernetes.core.plugins.module_utils.k8s.client import get_api_client

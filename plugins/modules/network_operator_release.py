@@ -172,8 +172,8 @@ import tempfile
 import traceback
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
-from ansible_collections.gpufabric.roce.plugins.module_utils._common import redact_secrets
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_helm_release import (
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import redact_secrets
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.helm_release import (
     ReleaseRefused,
     crd_names,
     last_good_revision,

@@ -473,8 +473,8 @@ stderr:
 import platform
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpufabric.roce.plugins.module_utils import _pause_stats
-from ansible_collections.gpufabric.roce.plugins.module_utils._perftest import TESTS, PerftestError, run
+from ansible_collections.gpufabric.roce.plugins.module_utils._common import pause_stats as _pause_stats
+from ansible_collections.gpufabric.roce.plugins.module_utils._verify.perftest import TESTS, PerftestError, run
 
 
 def main():

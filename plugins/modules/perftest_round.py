@@ -191,9 +191,9 @@ servers:
 import platform
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpufabric.roce.plugins.module_utils import _pause_stats
-from ansible_collections.gpufabric.roce.plugins.module_utils._perftest import TESTS, PerftestError
-from ansible_collections.gpufabric.roce.plugins.module_utils._perftest_round import LocalProcesses, run_round
+from ansible_collections.gpufabric.roce.plugins.module_utils._common import pause_stats as _pause_stats
+from ansible_collections.gpufabric.roce.plugins.module_utils._verify.perftest import TESTS, PerftestError
+from ansible_collections.gpufabric.roce.plugins.module_utils._verify.perftest_round import LocalProcesses, run_round
 
 
 def main():

@@ -343,9 +343,10 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpufabric.roce.plugins.module_utils import _node_prereqs, _pause_stats
-from ansible_collections.gpufabric.roce.plugins.module_utils._common import Sysfs
-from ansible_collections.gpufabric.roce.plugins.module_utils._rdma_facts import gather, rdma_netns_mode
+from ansible_collections.gpufabric.roce.plugins.module_utils._host import node_prereqs as _node_prereqs
+from ansible_collections.gpufabric.roce.plugins.module_utils._common import pause_stats as _pause_stats
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import Sysfs
+from ansible_collections.gpufabric.roce.plugins.module_utils._host.rdma_facts import gather, rdma_netns_mode
 
 
 def main():

@@ -220,8 +220,8 @@ diff:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._netlink import rails_option
-from ansible_collections.gpufabric.roce.plugins.module_utils._roce_qos_kernel import run_module
+from ansible_collections.gpufabric.roce.plugins.module_utils._host.netlink import rails_option
+from ansible_collections.gpufabric.roce.plugins.module_utils._host.roce_qos_kernel import run_module
 
 # A rail's settings (at the top level, or per entry of rails).
 QOS_OPTIONS = dict(

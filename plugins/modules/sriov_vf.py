@@ -242,8 +242,9 @@ diff:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._netlink import rails_option, run_netlink_module
-from ansible_collections.gpufabric.roce.plugins.module_utils._sriov_vf import RAIL_OPTIONS, run, summary
+from ansible_collections.gpufabric.roce.plugins.module_utils._host.netlink import rails_option, run_netlink_module
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.vf_settings import RAIL_OPTIONS
+from ansible_collections.gpufabric.roce.plugins.module_utils._host.sriov_vf import run, summary
 
 
 def main():

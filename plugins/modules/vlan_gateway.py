@@ -294,8 +294,8 @@ diff:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._netlink import rails_option, run_netlink_module
-from ansible_collections.gpufabric.roce.plugins.module_utils._vlan_gateway import run
+from ansible_collections.gpufabric.roce.plugins.module_utils._host.netlink import rails_option, run_netlink_module
+from ansible_collections.gpufabric.roce.plugins.module_utils._host.vlan_gateway import run
 
 # What each gateway takes (at the top level, or per entry of rails).
 GATEWAY_OPTIONS = dict(

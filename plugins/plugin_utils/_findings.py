@@ -18,8 +18,8 @@ __metaclass__ = type  # noqa: UP001
 
 import re
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import _show
-from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import hosts_named
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.common import _show
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import hosts_named
 
 try:  # ansible-core 2.19 and later tag every value it reads from a file with where it read it
     from ansible._internal._datatag._tags import Origin

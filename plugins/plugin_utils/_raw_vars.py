@@ -11,7 +11,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type  # noqa: UP001
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import _plain
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import plain
 from ansible_collections.gpufabric.roce.plugins.plugin_utils import _role_args as ra
 
 
@@ -31,8 +31,8 @@ class _RawFirst(object):
     def __getitem__(self, key):
         value = self._raw[key]
         if self._cache.has_template(value):
-            return _plain(self._hostvars[self._host][key])
-        return _plain(value)
+            return plain(self._hostvars[self._host][key])
+        return plain(value)
 
 
 class _HostVarsView(object):

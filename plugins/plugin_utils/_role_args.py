@@ -12,7 +12,7 @@ import re
 from jinja2 import Environment, meta
 from jinja2.exceptions import TemplateSyntaxError
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._common import format_error, strings_in
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import format_error, strings_in
 from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_defaults import collection_default
 
 # A value whose template reads variables by a computed name cannot be keyed by the names it

@@ -17,20 +17,20 @@ import re
 
 from ansible import constants as C
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._common import NOT_SHOWN, GpufabricError, ifname_problem, secret_field
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import DNS_LABEL_RE, RenderValidationError, is_dns_subdomain
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_operator import (
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import NOT_SHOWN, GpufabricError, ifname_problem, secret_field
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.common import DNS_LABEL_RE, RenderValidationError, is_dns_subdomain
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.operator import (
     HELM_DEFAULT_KEYS,
     NCP_DEFAULT_KEYS,
     render_chart_reference,
     render_helm_values,
     render_nic_cluster_policy,
 )
-from ansible_collections.gpufabric.roce.plugins.module_utils._perftest import THRESHOLDS, threshold_problem
-from ansible_collections.gpufabric.roce.plugins.module_utils._perftest_cmdline import TESTS
-from ansible_collections.gpufabric.roce.plugins.module_utils._qos import effective_qos
-from ansible_collections.gpufabric.roce.plugins.module_utils._rails import ROCE_DEFAULTS
-from ansible_collections.gpufabric.roce.plugins.module_utils._sriov_vf import validate_planned
+from ansible_collections.gpufabric.roce.plugins.module_utils._verify.perftest import THRESHOLDS, threshold_problem
+from ansible_collections.gpufabric.roce.plugins.module_utils._verify.perftest_cmdline import TESTS
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.qos import effective_qos
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.rails import ROCE_DEFAULTS
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.vf_settings import validate_planned
 from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_defaults import with_role_defaults
 
 # A Go duration as Flux reads spec.interval: 10m, 1h30m, 45s.
@@ -443,7 +443,7 @@ def _preflight(params, host, inventory, sources=None, reads=None):
 
 
 def _rails_tos_warning(params, host, inventory, sources=None, reads=None):
-    """Rails whose ToS differ leave NCCL_IB_TC unset (_nccl.nccl_env: one traffic class for all HCAs): legal, and said
+    """Rails whose ToS differ leave NCCL_IB_TC unset (_fabric.nccl.nccl_env: one traffic class for all HCAs): legal, and said
     before the change rather than only in phase 2's NCCL settings."""
     reads = reads or {}
     rails, cluster = reads.get('roce_rails'), reads.get('roce_qos')

@@ -5,7 +5,7 @@
 
 The roles hand their defaults to the render filters (roles/sriov_networks/vars/main.yml). A caller that gives fewer
 (a playbook of the user's, a unit test) gets the rest from the same file, read here, so no value is written twice.
-The shared ``roce_*`` variables come from ``_rails.ROCE_DEFAULTS``, as everywhere else.
+The shared ``roce_*`` variables come from ``_fabric.rails.ROCE_DEFAULTS``, as everywhere else.
 
 ``collection_default`` is the one answer to "what is the default of this variable" for YAML outside the variable's
 own role (the gpufabric.roce.roce_default lookup): site.yml's plays and another role's defaults ask it instead of
@@ -23,7 +23,7 @@ import re
 
 import yaml
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._rails import ROCE_DEFAULTS
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.rails import ROCE_DEFAULTS
 
 _ROLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, 'roles')
 # The one template a fallback may be: another role's variable with a literal default

@@ -16,17 +16,17 @@ __metaclass__ = type  # noqa: UP001
 
 import json
 
-from ansible_collections.gpufabric.roce.plugins.module_utils import _fabric_plan as fp
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_common import _plain
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_nic_config import (
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric import plan as fp
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import plain
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.nic_config import (
     NIC_CONFIG_DEFAULT_KEYS,
     NIC_CONFIG_PER_HOST_KEYS,
     render_nic_config_templates,
 )
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov import SRIOV_DEFAULT_KEYS, SRIOV_PER_HOST_KEYS, render_sriov
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov_pool import POOL_DEFAULT_KEYS, POOL_PER_HOST_KEYS, render_pool_configs
-from ansible_collections.gpufabric.roce.plugins.module_utils._nccl import gateway_rails, inventory_env
-from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import fabric_table, gateway_args_list, is_fabric_table
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.sriov import SRIOV_DEFAULT_KEYS, SRIOV_PER_HOST_KEYS, render_sriov
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.sriov_pool import POOL_DEFAULT_KEYS, POOL_PER_HOST_KEYS, render_pool_configs
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.nccl import gateway_rails, inventory_env
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import fabric_table, gateway_args_list, is_fabric_table
 from ansible_collections.gpufabric.roce.plugins.plugin_utils import _raw_vars as raw_vars
 from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_defaults import with_role_defaults
 
@@ -45,7 +45,7 @@ def host_inputs(rows, hosts, keys):
 
 
 def sriov(rows, hosts, defaults):
-    return render_sriov(hosts, host_inputs(rows, hosts, SRIOV_PER_HOST_KEYS), with_role_defaults("sriov_networks", SRIOV_DEFAULT_KEYS, _plain(defaults)))
+    return render_sriov(hosts, host_inputs(rows, hosts, SRIOV_PER_HOST_KEYS), with_role_defaults("sriov_networks", SRIOV_DEFAULT_KEYS, plain(defaults)))
 
 
 def pools(rows, nodes, defaults):
@@ -53,13 +53,13 @@ def pools(rows, nodes, defaults):
     # Ansible's lazy containers when the filter is given them) cost about 10 s at 10,000 nodes x 8 rails.
     nodes = [{"host": str(n["host"]), "node_name": str(n["node_name"])} for n in (nodes or [])]
     return render_pool_configs(nodes, host_inputs(rows, [n["host"] for n in nodes], POOL_PER_HOST_KEYS),
-                               with_role_defaults("sriov_networks", POOL_DEFAULT_KEYS, _plain(defaults)))
+                               with_role_defaults("sriov_networks", POOL_DEFAULT_KEYS, plain(defaults)))
 
 
 def _table(rows, hosts, table):
     """The fabric table of this run's plan (``table``, or a function returning it) when it has every host, else the one
     the hosts' variables give."""
-    table = _plain(table() if callable(table) else table)
+    table = plain(table() if callable(table) else table)
     if not (is_fabric_table(table) and all(h in table["nodes"] for h in hosts)):
         table = fabric_table(rows, hosts)
     return table
@@ -74,7 +74,7 @@ def _qos_via(rows, hosts, cfg):
 def nic_config(rows, hosts, defaults, table=None):
     """``{templates, devices}``, both empty (and nothing read but each node's roce_qos_via) when no node has
     ``roce_qos_via: operator``. ``table``: the fabric table of this run's plan, used when it has every host."""
-    cfg = with_role_defaults("sriov_networks", NIC_CONFIG_DEFAULT_KEYS, _plain(defaults))
+    cfg = with_role_defaults("sriov_networks", NIC_CONFIG_DEFAULT_KEYS, plain(defaults))
     if all(v == "host" for v in _qos_via(rows, hosts, cfg).values()):
         return {"templates": [], "devices": []}  # the host_network phase applies every node's QoS (or none has any)
     table = _table(rows, hosts, table)
@@ -83,7 +83,7 @@ def nic_config(rows, hosts, defaults, table=None):
 
 
 def nccl_settings(rows, nodes, defaults, table=None):
-    """What the inventory determines of every node's NCCL settings (``_nccl.inventory_env``; HOST_FACT_SETTINGS need the
+    """What the inventory determines of every node's NCCL settings (``_fabric.nccl.inventory_env``; HOST_FACT_SETTINGS need the
     node's facts), for a ConfigMap written without the host_network phase: ``{env: {node name: settings}, host_qos: [node
     names]}``, ``host_qos`` the nodes whose QoS the host_network phase applies (roce_qos_via host), which no rendered
     object carries. ``nodes``: the render's node entries; ``defaults`` and ``table`` as nic_config's."""
@@ -93,7 +93,7 @@ def nccl_settings(rows, nodes, defaults, table=None):
     # rail the host_network phase derives NCCL settings for.
     networked = all(raw_vars.inputs(rows, h, ("roce_pod_subnet", "roce_rails")) for h in hosts)
     table = _table(rows, hosts, table) if networked else {"nodes": {}}
-    via = _qos_via(rows, hosts, with_role_defaults("sriov_networks", NIC_CONFIG_DEFAULT_KEYS, _plain(defaults)))
+    via = _qos_via(rows, hosts, with_role_defaults("sriov_networks", NIC_CONFIG_DEFAULT_KEYS, plain(defaults)))
     socket_key = "host_network_nccl_socket_ifname"
     socket_default = with_role_defaults("host_network", (socket_key,))[socket_key]
     env, host_qos = {}, []
@@ -107,15 +107,15 @@ def nccl_settings(rows, nodes, defaults, table=None):
 
 
 def whole_fabric(rows, hosts, plan, declared=None):
-    """Before objects meant to be applied or written are rendered: ``_fabric_plan.check_whole_fabric`` on this run's plan
+    """Before objects meant to be applied or written are rendered: ``_fabric.plan.check_whole_fabric`` on this run's plan
     (or None). The plan is converted to plain data only as far as the check reads it: its table only when it was read
     back (roce_plan), to compare with this run's variables."""
     if not fp.is_plan(plan):
         return
-    head = {k: _plain(plan.get(k)) for k in ("kind", "complete", fp.READ_FROM)}
+    head = {k: plain(plan.get(k)) for k in ("kind", "complete", fp.READ_FROM)}
     if head[fp.READ_FROM] is not None and head["complete"]:
-        head.update(order=_plain(plan["order"]), fabric=_plain(plan["fabric"]))
-    fp.check_whole_fabric(head, hosts, lambda nodes: fabric_table(rows, nodes), _plain(declared))
+        head.update(order=plain(plan["order"]), fabric=plain(plan["fabric"]))
+    fp.check_whole_fabric(head, hosts, lambda nodes: fabric_table(rows, nodes), plain(declared))
 
 
 def render_all(rows, hosts, defaults, pool_defaults, nic_config_defaults, *, table=None, nccl=False):

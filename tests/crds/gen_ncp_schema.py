@@ -1,7 +1,7 @@
-"""Generate plugins/module_utils/_k8s_ncp_schema_data.py from network-operator's NicClusterPolicy CRD.
+"""Generate plugins/module_utils/_k8s/ncp_schema_data.py from network-operator's NicClusterPolicy CRD.
 
     python tests/crds/gen_ncp_schema.py <crds>/network-operator-v26.4.1/mellanox.com_nicclusterpolicies.yaml \\
-        > plugins/module_utils/_k8s_ncp_schema_data.py
+        > plugins/module_utils/_k8s/ncp_schema_data.py
 
 Keeps the keywords that decide validity (see KEEP); tests/unit/plugins/module_utils/test_k8s_ncp_schema.py
 checks that the embedded schema is what this gives for the CRD in $GPUFABRIC_CRDS_DIR.

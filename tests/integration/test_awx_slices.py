@@ -28,7 +28,7 @@ from _runner import REPO, SITE, copy_inventory, site
 
 GATEWAY_TASK = "VLAN gateway of every rail"
 # The roles pass the routes in range form (vlan_gateway's routes[].count); compared here as the routes they stand for.
-_spec = importlib.util.spec_from_file_location("route_ranges", os.path.join(REPO, "plugins", "module_utils", "_route_ranges.py"))
+_spec = importlib.util.spec_from_file_location("route_ranges", os.path.join(REPO, "plugins", "module_utils", "_common", "route_ranges.py"))
 route_ranges = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(route_ranges)
 

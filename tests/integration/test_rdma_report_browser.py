@@ -39,7 +39,7 @@ def _load(name, path):
 _load("unit_conftest", os.path.join(REPO, "tests", "unit", "conftest.py"))
 fx = _load("report_fixtures", os.path.join(REPO, "tests", "unit", "fixtures", "rdma_verify", "report_fixtures.py"))
 rc = _load("report_culprits", os.path.join(REPO, "tests", "unit", "fixtures", "rdma_verify", "report_culprits.py"))
-from ansible_collections.gpufabric.roce.plugins.module_utils import _rdma_report_html as rh  # noqa: E402
+from ansible_collections.gpufabric.roce.plugins.module_utils._verify import rdma_report_html as rh  # noqa: E402
 
 
 def _browser():

@@ -20,9 +20,9 @@ sys.path.insert(0, str(REPO / "tests" / "unit" / "plugins" / "module_utils"))
 sys.path.insert(0, str(REPO / ".build" / "collections"))  # the link tests/unit/conftest.py and the Makefile make
 import k8s_crd_schema  # noqa: E402
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_nic_config import NIC_CONFIG_DEFAULT_KEYS, render_nic_config_templates
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_operator import NCP_DEFAULT_KEYS, render_nic_cluster_policy
-from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import fabric_table
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.nic_config import NIC_CONFIG_DEFAULT_KEYS, render_nic_config_templates
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.operator import NCP_DEFAULT_KEYS, render_nic_cluster_policy
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import fabric_table
 from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_defaults import with_role_defaults
 
 NAMESPACE = "nvidia-network-operator"

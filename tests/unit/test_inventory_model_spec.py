@@ -9,7 +9,7 @@ import re
 
 import yaml
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._rails import ROCE_DEFAULTS
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.rails import ROCE_DEFAULTS
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 ROLE = REPO / "roles" / "preflight"

@@ -8,7 +8,7 @@ import pathlib
 
 import yaml
 
-from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_helm_release as hr
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s import helm_release as hr
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 TASKS = REPO / "roles" / "network_operator" / "tasks" / "apply.yml"

@@ -10,8 +10,8 @@ from ansible_collections.gpufabric.roce.plugins.action.manifest_files import Act
 from ansible_collections.gpufabric.roce.plugins.action.sriov_render import ActionModule
 from ansible_collections.gpufabric.roce.plugins.filter.fabric_plan import FilterModule as FabricPlanFilters
 from ansible_collections.gpufabric.roce.plugins.filter.k8s_render import FilterModule
-from ansible_collections.gpufabric.roce.plugins.module_utils._nccl import gateway_rails, nccl_env
-from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import fabric_table, gateway_args_list
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.nccl import gateway_rails, nccl_env
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import fabric_table, gateway_args_list
 
 FILTERS = FilterModule().filters()
 PF = "enp157s0np0"

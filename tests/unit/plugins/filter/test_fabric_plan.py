@@ -10,10 +10,10 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufabric.roce.plugins.filter.fabric_plan import FilterModule
-from ansible_collections.gpufabric.roce.plugins.module_utils import _fabric_plan as fp
-from ansible_collections.gpufabric.roce.plugins.module_utils import _route_ranges as rr
-from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError
-from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import fabric_table, gateway_args_list
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric import plan as fp
+from ansible_collections.gpufabric.roce.plugins.module_utils._common import route_ranges as rr
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import GpufabricError
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import fabric_table, gateway_args_list
 
 F = FilterModule().filters()
 RAILS = [

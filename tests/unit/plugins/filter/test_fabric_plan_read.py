@@ -14,7 +14,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufabric.roce.plugins.filter.fabric_plan import FilterModule
-from ansible_collections.gpufabric.roce.plugins.module_utils import _fabric_plan as fp
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric import plan as fp
 
 F = FilterModule().filters()
 RAILS = [

@@ -5,7 +5,7 @@ import yaml
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufabric.roce.plugins.filter.k8s_render import FilterModule
-from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import fabric_table
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import fabric_table
 
 FILTERS = FilterModule().filters()
 PF = "enp157s0np0"

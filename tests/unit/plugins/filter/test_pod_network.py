@@ -9,8 +9,8 @@ from ansible.errors import AnsibleFilterError
 from fake_hostvars import FakeHostVars
 
 from ansible_collections.gpufabric.roce.plugins.filter.pod_network import FilterModule
-from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError
-from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import vlan_gateway_plan
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import GpufabricError
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import vlan_gateway_plan
 
 # The reference cluster of docs/inventory.md
 REFERENCE = {
@@ -93,7 +93,7 @@ def test_filter_plugin_wraps_errors():
 
 # ---- fleet scale: one validation pass, each node reads its slice ---------------------------------
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import (  # noqa: E402
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import (  # noqa: E402
     FabricErrors,
     fabric_table,
     gateway_args,

@@ -7,8 +7,8 @@ host, field as written, value and a fix, and the fix, applied, passes."""
 
 import pytest
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError, format_error
-from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import fabric_table
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import GpufabricError, format_error
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import fabric_table
 
 RAILS = [
     {"name": "rail0", "pf": "enp12s0np0", "vlan": 101, "subnet_pool": "10.101.0.0/16", "subnet_prefix": 24},

@@ -11,8 +11,8 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufabric.roce.plugins.filter.pod_network import FilterModule
-from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError
-from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import FabricErrors, fabric_table
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import GpufabricError
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import FabricErrors, fabric_table
 
 REFERENCE = {
     'node1': {'roce_pf': 'enp157s0np0', 'roce_pod_subnet': '10.255.0.0/30', 'roce_pod_gateway': '10.255.0.2'},

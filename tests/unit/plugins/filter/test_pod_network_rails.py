@@ -7,8 +7,8 @@ import ipaddress
 
 import pytest
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._common import GpufabricError
-from ansible_collections.gpufabric.roce.plugins.module_utils._pod_network import (
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import GpufabricError
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import (
     FabricErrors,
     fabric_table,
     gateway_args,

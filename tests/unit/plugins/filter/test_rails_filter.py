@@ -7,9 +7,9 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufabric.roce.plugins.filter.rails import FilterModule
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov import SRIOV_DEFAULT_KEYS, render_sriov
-from ansible_collections.gpufabric.roce.plugins.module_utils._rdma_pods import pod_manifests, pod_placement
-from ansible_collections.gpufabric.roce.plugins.module_utils._rdma_report import (
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.sriov import SRIOV_DEFAULT_KEYS, render_sriov
+from ansible_collections.gpufabric.roce.plugins.module_utils._verify.rdma_pods import pod_manifests, pod_placement
+from ansible_collections.gpufabric.roce.plugins.module_utils._verify.rdma_report import (
     ReportError,
     build_matrix,
     plan,

@@ -1,4 +1,4 @@
-"""The shared fabric variables' defaults are written once (module_utils/_rails.ROCE_DEFAULTS): the roles' YAML reads
+"""The shared fabric variables' defaults are written once (module_utils/_fabric/rails.ROCE_DEFAULTS): the roles' YAML reads
 them through the gpufabric.roce.roce_default lookup, the controller's renderers import the table, and the argument
 specs that document a default show the same value. The same lookup answers for roce_render_dir (computed from the
 directory of the run) and for a role's literal default read outside that role (rdma_verify_mode)."""
@@ -12,9 +12,9 @@ import yaml
 from ansible.errors import AnsibleLookupError
 
 from ansible_collections.gpufabric.roce.plugins.lookup.roce_default import LookupModule
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_nic_config import NIC_CONFIG_DEFAULT_KEYS
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov import SRIOV_DEFAULT_KEYS
-from ansible_collections.gpufabric.roce.plugins.module_utils._rails import ROCE_DEFAULTS
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.nic_config import NIC_CONFIG_DEFAULT_KEYS
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.sriov import SRIOV_DEFAULT_KEYS
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.rails import ROCE_DEFAULTS
 from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_defaults import with_role_defaults
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, os.pardir, os.pardir))

@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Live objects as the API server returns them, for the tests of what one rollout owns, prunes and tears down."""
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_fabric import FABRIC_LABEL
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.fabric import FABRIC_LABEL
 
 NS = "nvidia-network-operator"
 

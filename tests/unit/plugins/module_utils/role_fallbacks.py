@@ -3,10 +3,10 @@
 """The renderers' defaults as their filters hand them over: the test's values over the role's own defaults/main.yml
 (sriov_networks, network_operator; plugin_utils/_role_defaults.py). The renderers have no defaults of their own."""
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_nic_config import NIC_CONFIG_DEFAULT_KEYS
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_operator import HELM_DEFAULT_KEYS, NCP_DEFAULT_KEYS
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov import SRIOV_DEFAULT_KEYS
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_sriov_pool import POOL_DEFAULT_KEYS
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.nic_config import NIC_CONFIG_DEFAULT_KEYS
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.operator import HELM_DEFAULT_KEYS, NCP_DEFAULT_KEYS
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.sriov import SRIOV_DEFAULT_KEYS
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.sriov_pool import POOL_DEFAULT_KEYS
 from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_defaults import with_role_defaults
 
 

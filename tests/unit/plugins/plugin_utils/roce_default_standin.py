@@ -2,7 +2,7 @@
 
 The lookup needs Ansible's plugin loader, which a unit test must not install (it takes over the import of
 ansible_collections.*). The lookup returns plugin_utils/_role_defaults.collection_default (the shared table
-module_utils/_rails.ROCE_DEFAULTS, roce_render_dir, or a role's literal default such as rdma_verify_mode), so the role
+module_utils/_fabric/rails.ROCE_DEFAULTS, roce_render_dir, or a role's literal default such as rdma_verify_mode), so the role
 files' templates get that value written in, as the role-argument messages show it. tests/integration/test_site_scale.py
 validates through the real lookup."""
 

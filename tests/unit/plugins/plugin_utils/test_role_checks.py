@@ -14,8 +14,8 @@ from ansible.parsing.dataloader import DataLoader
 from ansible.plugins.action import ActionBase
 from ansible.template import Templar, trust_as_template
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._perftest import PerftestError
-from ansible_collections.gpufabric.roce.plugins.module_utils._perftest import validate as perftest_validate
+from ansible_collections.gpufabric.roce.plugins.module_utils._verify.perftest import PerftestError
+from ansible_collections.gpufabric.roce.plugins.module_utils._verify.perftest import validate as perftest_validate
 from ansible_collections.gpufabric.roce.plugins.action.validate_role_arguments import ActionModule
 from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_checks import (
     NOT_SHOWN,
@@ -147,7 +147,7 @@ def test_rdma_verify_values(kw, expected):
 
 @pytest.mark.parametrize('name', ['min_bw_gbps', 'min_bw_pct_of_link', 'max_lat_us'])
 def test_a_zero_threshold_is_refused_as_the_perftest_module_refuses_it(name):
-    """Before: 0 passed here, and the perftest module refused it in phase 5. One rule (_perftest.THRESHOLDS), two callers."""
+    """Before: 0 passed here, and the perftest module refused it in phase 5. One rule (_verify.perftest.THRESHOLDS), two callers."""
     found = list(role_problems('rdma_verify', dict(RV, **{'rdma_verify_' + name: 0.0}), 'node1', INVENTORY))
     assert len(found) == 1
     field, value, problem, fix = found[0]

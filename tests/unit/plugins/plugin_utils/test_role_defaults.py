@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The controller's renderers have no defaults of their own (issue 21: no default written twice): what a caller does not
 give comes from the role's defaults/main.yml (sriov_networks: the SR-IOV, drain-pool and NicConfigurationTemplate
-renderers; network_operator: the Helm values, the chart reference and the NicClusterPolicy) and _rails.ROCE_DEFAULTS
+renderers; network_operator: the Helm values, the chart reference and the NicClusterPolicy) and _fabric.rails.ROCE_DEFAULTS
 (plugin_utils/_role_defaults.py)."""
 
 import os
@@ -11,8 +11,11 @@ import pytest
 import yaml
 
 from ansible_collections.gpufabric.roce.plugins.filter.k8s_render import FilterModule, nic_config_templates, sriov_manifests, sriov_pool_configs
-from ansible_collections.gpufabric.roce.plugins.module_utils import _k8s_nic_config, _k8s_operator, _k8s_sriov, _k8s_sriov_pool
-from ansible_collections.gpufabric.roce.plugins.module_utils._rails import ROCE_DEFAULTS
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s import nic_config as _k8s_nic_config
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s import operator as _k8s_operator
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s import sriov as _k8s_sriov
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s import sriov_pool as _k8s_sriov_pool
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.rails import ROCE_DEFAULTS
 from ansible_collections.gpufabric.roce.plugins.plugin_utils import _role_defaults
 from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_defaults import with_role_defaults
 

@@ -1,0 +1,526 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.roce maintainers
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The fabric plan: the whole cluster's pod network, validated once, as one JSON document.
+
+A plan wraps the validated table of ``_fabric.pod_network.fabric_table`` (per node, or per node and rail: PF, VLAN,
+MTU, subnet, gateway; per rail also the VF count, the PF whose VFs are made and the per-VF settings) with:
+
+- ``complete``: whether the run that computed it saw the whole fabric. Only a complete plan lets a node's
+  gateway remove routes its plan does not list (``purge_routes``); an incomplete one only adds routes.
+- ``nodes``, ``order`` and ``fingerprint``: the node count, the nodes in roce_nodes order (the routes' order) and the
+  sha256 of all of the plan but the fingerprint (``complete`` included), so that a plan changed by hand or cut short is
+  refused, not half used.
+
+A plan read back (``check_plan``: ``roce_plan``) is trusted no more than the inventory: its table goes through the
+rules that made it (``_fabric.pod_network.fabric_table``, from the variables that give it), and this run's own nodes must
+still have the variables that give their entries (``drift``).
+
+A node's slice (``node_slice``) is its gateways with their routes, derived from the table: routes are
+kept by reference (each rail's subnets and gateways once), not inline, because N nodes x N routes is
+800 million entries at 10,000 nodes x 8 rails. The derivation is the one the unsliced run makes, so a
+run that reads the plan gives every node the same gateway arguments as the run that wrote it.
+
+Who is complete (``plan_complete``): a run reading ``hostvars`` sees every inventory host whatever
+``--limit`` says, so its plan is complete, unless the inventory itself was cut: an AWX job slice gets only
+every Nth host and nothing in the job says so (AWX sets no slice variable; see docs/awx.md). Under AWX
+(``awx_job_id`` or ``tower_job_id`` set) a plan computed in the job is therefore incomplete unless the job
+declares ``roce_inventory_complete: true``; anywhere, ``roce_inventory_complete`` decides when given.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type  # noqa: UP001
+
+import copy
+import hashlib
+import json
+import os
+import re
+
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import GpufabricError, parse_bool, shown_value
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import (
+    FabricErrors,
+    fabric_table,
+    gateway_args_list,
+    grouped,
+    is_fabric_table,
+    qos_via_operator,
+    rail_entries,
+    route_to,
+)
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.rails import SHORTHAND_FIELDS
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.route_ranges import compress, without
+
+PLAN_KIND = 'gpufabric.roce/fabric-plan'
+# 2: the fingerprint covers the whole plan (1 covered the table only, not complete or order).
+PLAN_VERSION = 2
+# A plan's keys. The text also carries INDEX and a plan read back READ_FROM, both derived, never trusted nor covered.
+PLAN_KEYS = ('kind', 'version', 'complete', 'nodes', 'order', 'fingerprint', 'fabric')
+PLAN_COMMAND = ('ansible-playbook -i <the whole inventory> playbooks/site.yml --tags never -e roce_plan_out=<file> '
+                '-e roce_inventory_complete=true')
+PLAN_FIX = 'write the plan again with this collection: ' + PLAN_COMMAND
+
+
+def plan_complete(declared=None, awx_job_id=None):
+    """Whether a run computing its plan from its own inventory sees the whole fabric (see the module doc)."""
+    if declared is not None and declared != '':
+        return _bool(declared)
+    return awx_job_id in (None, '')
+
+
+def _bool(value):
+    parsed = parse_bool(value)
+    if parsed is not None:
+        return parsed
+    raise GpufabricError('all roce_nodes', 'roce_inventory_complete', value, 'is not a boolean',
+                         'set roce_inventory_complete to true (the inventory has every node of the fabric) or false')
+
+
+def fingerprint(plan):
+    """sha256 of every key of PLAN_KEYS but the fingerprint. Sorted keys: a plan passed through AWX's artifacts may come
+    back with its mappings reordered; the nodes' order is ``order``, a list, which is covered as it is."""
+    covered = {k: plan.get(k) for k in PLAN_KEYS if k != 'fingerprint'}
+    return hashlib.sha256(json.dumps(covered, sort_keys=True, separators=(',', ':'), default=str).encode('utf-8')).hexdigest()
+
+
+def build_plan(table, complete):
+    """The plan of a validated ``fabric_table``."""
+    plan = {
+        'kind': PLAN_KIND,
+        'version': PLAN_VERSION,
+        'complete': bool(complete),
+        'nodes': len(table['nodes']),
+        # The nodes' order is the routes' order; kept as a list, which no JSON store reorders.
+        'order': list(table['nodes']),
+        'fingerprint': None,
+        'fabric': table,
+    }
+    plan['fingerprint'] = fingerprint(plan)
+    return plan
+
+
+INDEX = 'route_index'
+# Where a plan read back came from (check_plan sets it): a run reading a plan renders the SR-IOV objects only if its
+# inventory still gives that plan (check_whole_fabric). Not part of the plan's text (dumps drops it).
+READ_FROM = 'read_from'
+
+
+def route_index(table):
+    """Each rail's routes to every node's subnet (via its gateway, onlink), in range form; a one-rail fabric's under
+    ''. A node's routes are its rail's ranges without its own subnet (``_common.route_ranges.without``), O(ranges) where
+    deriving them from the table is O(nodes) per rail: 0.6 s per node at 10,000 x 8, in every node's worker."""
+    by_rail = {}
+    for f in table['nodes'].values():
+        for r in rail_entries(f):
+            by_rail.setdefault(r['rail'], []).append(route_to(r))
+    return {rail: compress(routes) for rail, routes in by_rail.items()}
+
+
+def dumps(plan):
+    """The plan as JSON text, with its ``route_index``, derived here from the table and not covered by the fingerprint:
+    an index a file brings along is replaced, never trusted. Key order is kept (not sorted): the nodes' order is
+    the routes' order."""
+    if is_plan(plan):
+        plan = {k: v for k, v in plan.items() if k != READ_FROM}
+        plan[INDEX] = route_index(plan['fabric'])
+    return json.dumps(plan, separators=(',', ':')) + '\n'
+
+
+def is_plan(data):
+    return isinstance(data, dict) and data.get('kind') == PLAN_KIND
+
+
+def _listed(names):
+    return ', '.join(names[:10]) + (' (and %d more)' % (len(names) - 10) if len(names) > 10 else '')
+
+
+def load(path):
+    """The document in the plan file ``path`` (roce_plan), parsed. A file that cannot be one (missing, a directory, empty,
+    cut short) is refused naming the path, not with the JSON parser's bare message or in a later phase."""
+    problem = None
+    fix = ('give roce_plan the absolute path of the file roce_plan_out wrote, on the controller (where ansible-playbook runs); '
+           'to make one: ' + PLAN_COMMAND)
+    if not os.path.exists(path):
+        problem = 'does not exist on the controller'
+    elif os.path.isdir(path):
+        problem = 'is a directory, not a plan file'
+    elif not os.path.isfile(path):
+        problem = 'is not a regular file'
+    else:
+        try:
+            with open(path, 'rb') as fh:
+                raw = fh.read()
+        except OSError as exc:
+            raise GpufabricError('all roce_nodes', 'roce_plan', path, 'cannot be read: %s' % (exc.strerror or exc),
+                                 'let the user ansible-playbook runs as read it, or ' + fix) from None
+        fix = PLAN_FIX
+        if not raw.strip():
+            problem = 'is empty (a write that was cut short, or not the file roce_plan_out wrote)'
+        else:
+            try:
+                return json.loads(raw.decode('utf-8'))
+            except UnicodeDecodeError:
+                problem = 'is not UTF-8 text, so not a plan file'
+            except ValueError as exc:
+                # The parser's message names a position only, never the text.
+                problem = 'is not JSON (cut short, or not the file roce_plan_out wrote): %s' % exc
+    raise GpufabricError('all roce_nodes', 'roce_plan', path, problem, fix)
+
+
+def _refusal(source, problem, host='all roce_nodes', fix=PLAN_FIX):
+    return GpufabricError(host, 'roce_plan', source, problem, fix)
+
+
+def _check_head(data, source):
+    """Everything of a plan but its table's content: kind, version, keys, fingerprint, types, node list and order."""
+    if not is_plan(data):
+        kind = data.get('kind') if isinstance(data, dict) else type(data).__name__
+        raise _refusal(source, 'is not a fabric plan (kind %r, expected %r)' % (kind, PLAN_KIND),
+                       fix='give roce_plan the path of a file written by roce_plan_out, or the plan itself (the roce_plan '
+                       'artifact of the planning job); %s' % PLAN_FIX)
+    version = data.get('version')
+    if version != PLAN_VERSION:
+        known = isinstance(version, int) and not isinstance(version, bool)
+        if known and version < PLAN_VERSION:
+            raise _refusal(source, 'was written by an older version of this collection (plan version %d; this one reads version %d, '
+                           'whose fingerprint covers the whole plan)' % (version, PLAN_VERSION),
+                           fix='write it again with roce_plan_out: ' + PLAN_COMMAND)
+        if known:
+            raise _refusal(source, 'was written by a newer version of this collection (plan version %d; this one reads version %d)'
+                           % (version, PLAN_VERSION), fix='read it with the collection that wrote it, or ' + PLAN_FIX)
+        raise _refusal(source, 'has plan version %s; this collection reads version %d' % (shown_value(version), PLAN_VERSION))
+    missing = [k for k in PLAN_KEYS if k not in data]
+    if missing:
+        raise _refusal(source, 'is damaged: it has no %s' % ', '.join(missing))
+    unknown = sorted('%s' % k for k in data if k not in PLAN_KEYS and k not in (INDEX, READ_FROM))
+    if unknown:
+        raise _refusal(source, 'is damaged: it has key(s) a plan does not have: %s' % ', '.join(unknown))
+    if data['fingerprint'] != fingerprint(data):
+        raise _refusal(source, 'is damaged: its content does not match its fingerprint (edited by hand or cut short)')
+    # The fingerprint matches: what follows was written as it is, by hand (the fingerprint computed again) or by a bug.
+    if not isinstance(data['complete'], bool):
+        raise _refusal(source, 'is damaged: its complete is %s, not true or false' % shown_value(data['complete']))
+    table, order = data['fabric'], data['order']
+    if not is_fabric_table(table):
+        raise _refusal(source, 'is damaged: its fabric is not a fabric table (kind vlan_gateway_fabric, with nodes)')
+    if not isinstance(order, list) or not all(isinstance(n, str) for n in order) or len(set(order)) != len(order) \
+            or len(order) != len(table['nodes']) or any(n not in table['nodes'] for n in order):
+        raise _refusal(source, 'is damaged: its node order does not list each of its nodes once')
+    nodes = data['nodes']
+    if isinstance(nodes, bool) or nodes != len(order):
+        raise _refusal(source, 'is damaged: its node count is %s, but it has %d nodes' % (shown_value(nodes), len(order)))
+
+
+# A table key as a plan names it, from the inventory variable the rules name (check_table reads the table as variables).
+_PLAN_KEY = {'roce_pf': 'pf', 'roce_vlan_id': 'vlan_id', 'roce_mtu': 'mtu', 'roce_pod_subnet': 'subnet', 'roce_pod_gateway': 'gateway',
+             'roce_qos': 'qos', 'roce_rails': 'rails', 'roce_num_vfs': 'num_vfs', 'roce_sriov_pf': 'sriov_pf', 'roce_qos_via': 'qos_via'}
+_RAIL_KEY = {'vlan': 'vlan_id', 'name': 'rail'}
+_VARIABLE_RE = re.compile(r'\broce_rails\[([^\]]*)\]\.(\w+)|\b(%s)\b' % '|'.join(sorted(_PLAN_KEY, key=len, reverse=True)))
+
+
+def _plan_words(text):
+    """``text`` (a field or a problem of the rules) in the words of a plan: ``roce_rails[rail0].vlan`` is ``rails[rail0].vlan_id``."""
+    def word(m):
+        if m.group(3):
+            return _PLAN_KEY[m.group(3)]
+        return 'rails[%s].%s' % (m.group(1), _RAIL_KEY.get(m.group(2), m.group(2)))
+    return _VARIABLE_RE.sub(word, '%s' % text)
+
+
+def _as_variables(table, order, source):
+    """The inventory variables that give ``table``'s nodes, each value as the table has it: what fabric_table reads to make
+    the table again. A rail's QoS profile sits on the rail, over a cluster QoS that is off, so that a rail without one has
+    none. Returns (variables, errors): errors for entries whose shape no variable can have."""
+    profiles = table.get('qos_profiles', [])
+    if not isinstance(profiles, list) or not all(isinstance(p, dict) for p in profiles):
+        raise _refusal(source, 'is invalid: its fabric\'s qos_profiles is not a list of QoS settings')
+    out, errors = {}, []
+
+    def profile(node, field, entry):
+        index = entry.get('qos')
+        if index is None:
+            return None
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(profiles):
+            errors.append(_refusal(source, 'is invalid: the node\'s %s=%s names no entry of the fabric\'s qos_profiles (%d)'
+                                   % (field, shown_value(index), len(profiles)), host=node))
+            return None
+        return profiles[index]
+
+    for node in order:
+        entry = table['nodes'][node]
+        if not isinstance(entry, dict):
+            errors.append(_refusal(source, 'is invalid: the node\'s entry is not a mapping', host=node))
+            continue
+        via = {'roce_qos_via': entry['qos_via']} if 'qos_via' in entry else {}
+        if 'rails' not in entry:
+            hv = {'roce_pf': entry.get('pf'), 'roce_vlan_id': entry.get('vlan_id'), 'roce_mtu': entry.get('mtu'),
+                  'roce_pod_subnet': entry.get('subnet'), 'roce_pod_gateway': entry.get('gateway')}
+            qos = profile(node, 'qos', entry)
+            if qos is not None:
+                hv['roce_qos'] = qos
+            out[node] = dict(hv, **via)
+            continue
+        rails = entry['rails']
+        if not isinstance(rails, list) or not rails or not all(isinstance(r, dict) for r in rails):
+            errors.append(_refusal(source, 'is invalid: the node\'s rails is not a list of rail entries', host=node))
+            continue
+        roce_rails = []
+        for r in rails:
+            rail = {'name': r.get('rail'), 'pf': r.get('pf'), 'vlan': r.get('vlan_id'), 'mtu': r.get('mtu'), 'subnet': r.get('subnet'),
+                    'gateway': r.get('gateway'), 'num_vfs': r.get('num_vfs'), 'sriov_pf': r.get('sriov_pf'), 'vfs': r.get('vfs')}
+            qos = profile(node, 'rails[%s].qos' % r.get('rail'), r)
+            if qos is not None:
+                rail['qos'] = dict(qos, enabled=True)
+            roce_rails.append({k: v for k, v in rail.items() if v is not None})
+        out[node] = dict({'roce_rails': roce_rails, 'roce_qos': {'enabled': False}}, **via)
+    return out, errors
+
+
+def _entry_difference(have, want):
+    """Where a node's entry in the plan (``have``) differs from the one the rules make of its values (``want``)."""
+    if 'rails' in have and have.get('qos_via') != want.get('qos_via'):
+        return 'has qos_via=%s where the rules make %s of it' % (shown_value(have.get('qos_via')), shown_value(want.get('qos_via')))
+    have_rails, want_rails = list(rail_entries(have)), list(rail_entries(want))
+    for h, w in zip(have_rails, want_rails):
+        where = 'rails[%s].' % h['rail'] if h['rail'] else ''
+        for key in sorted(set(h) | set(w)):
+            if key == 'rail' or h.get(key) == w.get(key):
+                continue
+            if key not in h:
+                return 'has no %s%s' % (where, key)
+            if key not in w:
+                return 'has %s%s, which a plan does not have' % (where, key)
+            return 'has %s%s=%s where the rules make %s of it' % (where, key, shown_value(h[key]), shown_value(w[key]))
+    return 'has an entry the rules do not make of its values'
+
+
+def _rule_problem(error):
+    """A problem the rules found in a table entry read as variables, in the words of the plan."""
+    field = _plan_words(error.field)
+    if error.value is None and error.problem.startswith('is not set'):
+        return 'is invalid: the node\'s entry has no %s' % field
+    return 'is invalid: the node\'s %s=%s: %s' % (field, shown_value(error.value), _plan_words(error.problem))
+
+
+def check_table(table, order, source):
+    """Refuse a plan's table that the rules of a computed plan would not have made: its entries are read as the
+    variables that give them and validated by ``fabric_table``, once for every node, and what it makes of them must
+    be the table itself (no key missing, none added, every value as the rules write it)."""
+    variables, errors = _as_variables(table, order, source)
+    if errors:
+        _raise(errors, source)
+    try:
+        made = fabric_table(variables, order)
+    except GpufabricError as exc:
+        _raise([_refusal(source, _rule_problem(e), host=e.host) for e in getattr(exc, 'errors', [exc])], source)
+    if made == table:
+        return
+    for key in sorted(set(table) | set(made)):
+        if key != 'nodes' and table.get(key) != made.get(key):
+            raise _refusal(source, 'is invalid: its fabric\'s %s is %s where the rules make %s of its nodes'
+                           % (key, shown_value(table.get(key)), shown_value(made.get(key))))
+    _raise([_refusal(source, 'is invalid: the node\'s entry %s' % _entry_difference(table['nodes'][n], made['nodes'][n]), host=n)
+            for n in order if table['nodes'][n] != made['nodes'][n]], source)
+
+
+def _raise(errors, source=None):
+    errors = grouped(errors)
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise FabricErrors(errors, 'the plan read from %s' % source if source is not None else 'the pod network of the nodes')
+
+
+def check_plan(data, run_hosts, source='roce_plan', table_of=None):
+    """``data`` as a plan this run can use: its kind and version known, intact (its fingerprint covers all of it), its
+    table one the rules of a computed plan make (``check_table``), and every host of ``run_hosts`` (the roce_nodes of
+    this run) in it. Nodes of the plan absent from the run are fine.
+
+    ``table_of(nodes, positions)``: the fabric table this run's variables give ``nodes`` (each at its place in the plan's
+    order, which is what its roce_node_index defaults to); when given, those nodes' entries must be the plan's: a plan
+    the inventory has moved on from would configure the host phases with the old values (``drift``)."""
+    _check_head(data, source)
+    table, order = data['fabric'], data['order']
+    if list(table['nodes']) != order:
+        table = dict(table, nodes={n: table['nodes'][n] for n in order})
+        data = dict(data, fabric=table)
+    missing = [h for h in run_hosts if h not in table['nodes']]
+    if missing:
+        raise GpufabricError(missing[0], 'roce_plan', source, 'has no entry for %s of this run (the plan has %d nodes)'
+                             % (_listed(missing), len(table['nodes'])),
+                             'plan again from an inventory that has these nodes, or remove them from this run (--limit); '
+                             + PLAN_FIX)
+    if table_of is None:
+        check_table(table, order, source)
+        return dict(data, **{READ_FROM: source})
+    mine = set(run_hosts)
+    hosts = [n for n in order if n in mine]
+    try:
+        current = table_of(hosts, {n: i for i, n in enumerate(order) if n in mine})
+    except GpufabricError:
+        check_table(table, order, source)  # a plan that is wrong too is named first: the fix is to write it again
+        raise
+    # A run of every node of the plan whose variables give the plan's table: the rules made it, no second pass needed.
+    if len(hosts) < len(order) or current != table:
+        check_table(table, order, source)
+        errors = drift(dict(table, nodes={n: table['nodes'][n] for n in hosts}), current, source,
+                       'which the host phases of this run would configure the node with, not with this value')
+        if errors:
+            _raise(errors)
+    return dict(data, **{READ_FROM: source})
+
+
+# The last plan text parsed in this process and its parse. The gateway task's loop items (one per rail) are templated
+# in one worker process, each reading the same text: parsed once, not once per rail. One entry: a worker serves one
+# host and one task. The parse is only read (node_slice builds new dicts from it).
+_LAST_PARSE = [None, None]
+
+
+def _parsed(text):
+    if _LAST_PARSE[0] is not None and _LAST_PARSE[0] == text:
+        return _LAST_PARSE[1]
+    data = json.loads(text) if text.strip() else {}
+    _LAST_PARSE[:] = ['%s' % text, data]
+    return data
+
+
+PHASES = ('network_operator',)
+
+
+def phase_slice(data, phase):
+    """What a controller phase reads of the plan (``data``, or its JSON text): for ``network_operator``,
+    ``{'qos_via_operator'}``, whether some node's QoS is the NIC Configuration Operator's (roce_qos_via: operator), so
+    its NicClusterPolicy deploys that operator whichever group_vars file set it."""
+    if isinstance(data, str):
+        data = _parsed(data)
+    table = data['fabric'] if is_plan(data) else data
+    if phase not in PHASES:
+        raise ValueError('phase %r: not one of %s' % (phase, ', '.join(PHASES)))
+    return {'qos_via_operator': qos_via_operator(table)}
+
+
+def node_slice(data, host, routes_apart=False, route_ranges=False):
+    """What ``host``'s host phases read: its gateways (one per rail, with their routes and VF settings) and
+    whether its gateways may remove routes they do not list. A bare ``fabric_table`` (the role's input before
+    plans existed) is read as complete, as it was then.
+
+    ``data`` may also be the plan's JSON text (``dumps``). Under ansible-core 2.19 a plan held as a variable
+    reaches a filter as lazy template containers, which wrap and check every nested value on access: at 1,000
+    nodes x 8 rails that cost about a thousand times the derivation, per node. Text passes through as one value.
+
+    ``routes_apart``: the rails without their routes, and the routes as ``routes`` (gateway name -> routes).
+    Each rail's routes are O(fleet); a task that loops over the rails for their VFs or QoS would otherwise carry
+    them in every loop item and every registered result.
+
+    ``route_ranges``: each rail's routes in range form (``_common.route_ranges``): two entries per rail for a pool-carved fabric
+    instead of one per other node, in the gateway's arguments, its diff and its registered result alike."""
+    cached = isinstance(data, str)
+    if cached:
+        data = _parsed(data)
+    plan = is_plan(data)
+    table = data['fabric'] if plan else data
+    # The text dumps wrote carries the index: the routes in range form without deriving them from every node.
+    index = data.get(INDEX) if cached and plan and route_ranges else None
+    out = {'rails': gateway_args_list(table, host, with_routes=index is None), 'purge_routes': bool(data['complete']) if plan else True}
+    if index is not None:
+        for rail, own in zip(out['rails'], rail_entries(table['nodes'][host])):
+            rail['routes'] = without(copy.deepcopy(index[own['rail']]), route_to(own))
+    elif route_ranges:
+        for r in out['rails']:
+            r['routes'] = compress(r['routes'])
+    if cached:
+        # A rail's VF settings and QoS profile are the parse's own objects: the caller gets copies, the cache stays intact.
+        for r in out['rails']:
+            r.update({k: copy.deepcopy(r[k]) for k in ('vfs', 'qos') if k in r})
+    if routes_apart:
+        out['routes'] = {r['name']: r.pop('routes') for r in out['rails']}
+    return out
+
+
+# The SR-IOV phase (sriov_render with whole_fabric) renders objects for every node of the fabric and prunes the ones it
+# did not render; some of them (the NCCL ConfigMap, the drain pools, the shared networks) hold every node at once. A run
+# that sees part of the fabric would replace them with its part: under AWX job slicing, the slice that holds the
+# controller host would delete every other slice's objects.
+SLICE_FIX = ('run the sriov phase from a job that has every node: an unsliced job with roce_inventory_complete: true, or '
+             'the workflow\'s last step, unsliced, reading the planning job\'s plan (docs/awx.md); leave it out of a sliced '
+             'or partial run (--tags preflight,host_network, or --skip-tags sriov)')
+
+
+def _field(rail, key):
+    """A table key as the inventory names it: a rail's key in roce_rails (``vlan`` for the table's ``vlan_id``), or the
+    one-rail variable (``_fabric.rails.SHORTHAND_FIELDS``; ``qos`` is ``roce_qos``)."""
+    rail_key = 'vlan' if key == 'vlan_id' else key
+    if rail:
+        return 'roce_rails[%s].%s' % (rail, rail_key)
+    return SHORTHAND_FIELDS.get(rail_key, 'roce_' + rail_key)
+
+
+def check_whole_fabric(plan, hosts, table_of, declared=None):
+    """Refuse, before anything is rendered, a run whose SR-IOV objects would cover part of the fabric only, or a fabric
+    other than the plan's. ``plan``: this run's plan (computed or read back, or None: nothing to check); ``hosts``: the
+    hosts the objects are rendered for; ``table_of(nodes)``: the fabric table this run's variables give for ``nodes``.
+
+    - An incomplete plan (a possible AWX job slice, ``roce_inventory_complete: false``) is refused.
+    - A plan read back (``roce_plan``): every node of it must be rendered, and this run's variables must give the same
+      table: the host phases configured the nodes from the plan, so objects rendered from changed variables would not
+      match them (another VLAN or MTU on the VFs than on the gateways). A plan computed in the run is its variables."""
+    if not is_plan(plan):
+        return
+    source = plan.get(READ_FROM)
+    if not plan.get('complete'):
+        if source is not None:
+            raise GpufabricError('all roce_nodes', 'roce_plan', source, 'was written by a run that may have seen part of the '
+                                 'fabric (complete: false), and the sriov phase renders objects for every node', PLAN_FIX)
+        raise GpufabricError('all roce_nodes', 'roce_inventory_complete', declared,
+                             'this run may see part of the fabric only (an AWX job, which may be a job slice, or '
+                             'roce_inventory_complete: false), and the sriov phase would replace and prune the other '
+                             'nodes\' SR-IOV objects with this run\'s share', SLICE_FIX)
+    if source is None:
+        return
+    rendered = set(hosts)
+    missing = [n for n in plan['order'] if n not in rendered]
+    if missing:
+        raise GpufabricError(missing[0], 'roce_plan', source, 'has %d node(s) this run does not render: %s; the sriov phase would '
+                             'prune their SR-IOV objects' % (len(missing), _listed(missing)), SLICE_FIX)
+    errors = drift(plan['fabric'], table_of(plan['order']), source)
+    if errors:
+        _raise(errors)
+
+
+def _resolved(table, entry):
+    """A table entry with its QoS profile in place of the profile's index (indices differ between tables)."""
+    if 'qos' not in entry:
+        return entry
+    return dict(entry, qos=table.get('qos_profiles', [])[entry['qos']])
+
+
+def drift(planned, current, source, why='which the host phases configured the node with'):
+    """GpufabricErrors, one per node and field, where ``current`` (this run's table) differs from ``planned``; ``why``
+    the difference matters."""
+    errors = []
+    fix = ('write the plan again from this inventory and run the host phases with it (%s), or set the value back to the '
+           'planned one' % PLAN_COMMAND)
+    # Equal entries are equal nodes when the QoS profiles their indices point into are equal too: the common case, without
+    # a field-by-field walk (80,000 entries at 10,000 x 8).
+    same_profiles = planned.get('qos_profiles') == current.get('qos_profiles')
+    for node, want in planned['nodes'].items():
+        have = current['nodes'].get(node)
+        if same_profiles and have == want:
+            continue
+        if 'rails' in want and have and want.get('qos_via') != have.get('qos_via'):
+            errors.append(GpufabricError(node, 'roce_qos_via', have.get('qos_via') or 'host', 'differs from the plan read from %s (%s), %s'
+                                         % (source, json.dumps(want.get('qos_via') or 'host'), why), fix))
+        want_rails, have_rails = list(rail_entries(want)), list(rail_entries(have)) if have else []
+        names = [r['rail'] for r in want_rails]
+        if [r['rail'] for r in have_rails] != names:
+            errors.append(GpufabricError(node, 'roce_rails', [r['rail'] for r in have_rails], 'differs from the rails of the plan '
+                                         'read from %s (%s)' % (source, ', '.join(names) or 'one rail'), fix))
+            continue
+        for planned_rail, current_rail in zip(want_rails, have_rails):
+            w, h = _resolved(planned, planned_rail), _resolved(current, current_rail)
+            for key in sorted(set(w) | set(h)):
+                if key != 'rail' and w.get(key) != h.get(key):
+                    errors.append(GpufabricError(node, _field(w['rail'], key), h.get(key), 'differs from the plan read from %s (%s), %s'
+                                                 % (source, json.dumps(w.get(key)), why), fix))
+    return errors
