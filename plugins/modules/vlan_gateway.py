@@ -15,7 +15,7 @@ version_added: "0.1.0"
 description:
   - Creates or updates a VLAN interface on a PF, its addresses, routes and IPv4 forwarding
     sysctls, so that pods on VFs tagged with that VLAN can reach pods on other nodes.
-    The roles derive the arguments from the inventory with the P(gpufabric.roce.vlan_gateway_plan#filter) filter.
+    The roles take the arguments from the node's slice of the fabric plan (P(gpufabric.roce.fabric_plan_node#filter)).
   - Uses netlink (pyroute2, one session per run) and C(/proc/sys) files. No command is run.
   - Everything is validated before the first change (VLAN range, CIDRs, next hops reachable on a
     connected subnet or C(onlink), MTU no larger than the PF's, PF present, name not taken by
@@ -201,18 +201,17 @@ EXAMPLES = r"""
     forwarding: true
     persist: true
 
-- name: Derive this node's gateway from the inventory (roce_* variables of group roce_nodes)
+- name: Plan the fabric once, from the roce_* variables of group roce_nodes (every node validated together)
   ansible.builtin.set_fact:
-    gw: "{{ hostvars | gpufabric.roce.vlan_gateway_plan(inventory_hostname, groups['roce_nodes']) }}"
+    plan: "{{ hostvars | gpufabric.roce.fabric_plan(groups['roce_nodes']) }}"
+  run_once: true
 
-- name: Apply it
+- name: This node's gateways from its slice of the plan, every rail in one module run
   gpufabric.roce.vlan_gateway:
-    pf: "{{ gw.pf }}"
-    vlan_id: "{{ gw.vlan_id }}"
-    name: "{{ gw.name }}"
-    mtu: "{{ gw.mtu }}"
-    addresses: "{{ gw.addresses }}"
-    routes: "{{ gw.routes }}"
+    rails: >-
+      {{ (plan | gpufabric.roce.fabric_plan_node(inventory_hostname, route_ranges=true)).rails
+         | map('dict2items') | map('selectattr', 'key', 'in', ['rail', 'pf', 'vlan_id', 'name', 'mtu', 'addresses', 'routes'])
+         | map('items2dict') }}
     forwarding: true
 
 - name: The gateways of a two-rail node in one module run
