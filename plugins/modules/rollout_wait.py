@@ -66,7 +66,7 @@ options:
     default: []
   chart_version:
     description:
-      - For C(check=nic_cluster_policy), the network-operator chart version: 26.7 and later are judged by the
+      - For C(check=nic_cluster_policy), the network-operator chart version; 26.7 and later are judged by the
         NicClusterPolicy's C(status.conditions), older ones by C(status.state). Without it, by the conditions when the
         policy carries them.
     type: str
