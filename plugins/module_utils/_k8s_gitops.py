@@ -9,6 +9,8 @@ Input is what the Helm renderer already validated (:func:`render_chart_reference
 :func:`render_helm_values` of ``_k8s_operator``), so nothing here re-checks the inventory.
 """
 
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s_operator import chart_line
+
 FLUX_SOURCE_API = "source.toolkit.fluxcd.io/v1"
 FLUX_HELM_API = "helm.toolkit.fluxcd.io/v2"
 FLUX_KUSTOMIZE_API = "kustomize.toolkit.fluxcd.io/v1"
@@ -37,21 +39,13 @@ ARGO_SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
 ARGO_RESOURCE_ANNOTATIONS = {ARGO_WAVE: "1", ARGO_SYNC_OPTIONS: "SkipDryRunOnMissingResource=true"}
 
 
-def _keep_ncp_line(version):
-    """Whether the chart has the keep-ncp hook (value ``keepNCP``, network-operator 26.7 and later)."""
-    parts = str(version or "").lstrip("v").split(".")
-    try:
-        return (int(parts[0]), int(parts[1])) >= (26, 7)
-    except (ValueError, IndexError):
-        return False
-
-
 def gitops_values(chart, values):
     """The chart values a GitOps tool installs with. From 26.7 the chart's keep-ncp pre-install/pre-upgrade hook protects
     a NicClusterPolicy an old chart made; Argo CD runs hooks on every sync, where it stalls the first one
     (network-operator#2956), and the chart's README tells a first GitOps install to set ``keepNCP: false``. The collection
     never lets the chart make the NicClusterPolicy, so there is nothing to keep: false, unless the overrides set it."""
-    if not _keep_ncp_line(chart.get("version")) or "keepNCP" in (values or {}):
+    line = chart_line(chart.get("version"))
+    if line is None or line < (26, 7) or "keepNCP" in (values or {}):
         return values
     return dict(values or {}, keepNCP=False)
 

@@ -139,6 +139,7 @@ def has_conditions(version):
     line = chart_line(version)
     return line is not None and line >= (26, 7)
 
+
 # The role variables each renderer reads. Their defaults are not written here: the caller passes every one (the
 # filters of plugins/filter/k8s_render.py, and the role-argument check, fill in what they were not given from
 # roles/network_operator/defaults/main.yml, plugin_utils/_role_defaults.py).
