@@ -7,6 +7,7 @@ import time
 
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.operator import has_conditions
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.wait import judge, reads_for
 
 display = Display()
@@ -19,6 +20,7 @@ ARGUMENT_SPEC = {
     "interval": {"type": "int", "default": 10},
     "kubeconfig": {"type": "raw", "no_log": True},
     "context": {"type": "str"},
+    "chart_version": {"type": "str"},
 }
 
 
@@ -43,6 +45,7 @@ class ActionModule(ActionBase):
 
     def _poll(self, result, args, task_vars):
         check, expected = args["check"], args["expected"]
+        conditions = has_conditions(args["chart_version"]) if args.get("chart_version") else None
         auth = {k: args[k] for k in ("kubeconfig", "context") if args.get(k)}
         start = time.monotonic()
         polls, judged = 0, False
@@ -55,7 +58,7 @@ class ActionModule(ActionBase):
                 # A kind whose CRD the chart has not installed yet, or a brief API outage: keep polling.
                 summary, verdict = "read failed: %s" % error, None
             else:
-                verdict, judged = judge(check, resources, expected), True
+                verdict, judged = judge(check, resources, expected, conditions), True
                 summary = verdict.summary
             display.display("%s: poll %d, %ds of %ds: %s" % (check, polls, elapsed, args["timeout"], summary))
             if verdict is not None and verdict.failed:

@@ -24,8 +24,14 @@ description:
     C(values_files) (its default C(reset_values=true) then applies exactly them); RV(values) and RV(user_values) are
     for display only, with every key that can carry a secret (a password, token, private or TLS key) shown as
     a placeholder (C(<not shown ...>)).
-  - Reads only. In check mode it reports C(changed) when the install or upgrade would change the release, with
-    the values diff (what C(helm diff) would show, without the plugin); outside check mode it reports C(changed=false).
+  - In check mode it reports C(changed) when the install or upgrade would change the release, with the values diff
+    (what C(helm diff) would show, without the plugin). Outside check mode it changes nothing but the CRDs below, and
+    reports C(changed) only when it created one.
+  - Before an upgrade, the CRDs the chart brings with the values to apply (C(helm template --include-crds), the chart's and
+    its enabled sub-charts' C(crds/)) that the cluster lacks are created, as the chart's pre-upgrade hook would create them
+    (an existing CRD is left to that hook). Helm installs C(crds/) on a first install only; adopting a release installed with
+    the chart's defaults, whose SR-IOV sub-chart was off, would otherwise stop on C(no matches for kind "SriovOperatorConfig").
+    RV(crds_first) names them; in check mode they are only listed.
   - With O(state=absent) (teardown) it uninstalls the configured release - only that one, the release this collection
     installed or adopted - with C(helm uninstall --wait), and predicts it in check mode; any other release of the chart is
     left alone and listed in RV(others). Helm never deletes the CRDs of the chart's C(crds/) directory; with O(crds=true) the
@@ -88,6 +94,7 @@ options:
 requirements:
   - helm 3
   - PyYAML
+  - kubernetes (the Python client, as kubernetes.core needs it)
 notes:
   - Runs on the controller, as M(kubernetes.core.helm) does. Supports check mode and diff mode.
 """
@@ -154,6 +161,16 @@ would_change:
   description: Whether the install or upgrade would change the release (chart, status or values).
   returned: with O(state=present)
   type: bool
+crds_first:
+  description: The CRDs created before the upgrade (in check mode, that would be), those the chart brings that the cluster lacked.
+  returned: with O(state=present)
+  type: list
+  elements: str
+user_keys:
+  description: The keys (dotted paths, without values) the release's owner set that the upgrade keeps as they are.
+  returned: with O(state=present)
+  type: list
+  elements: str
 others:
   description: The other releases of the chart, left alone by the teardown.
   returned: with O(state=absent)
@@ -169,6 +186,7 @@ crds:
 import json
 import os
 import tempfile
+import time
 import traceback
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
@@ -176,7 +194,9 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.helm_release import (
     ReleaseRefused,
     crd_names,
+    kept_user_keys,
     last_good_revision,
+    missing_crds,
     pick_release,
     plan,
     refuse_pending,
@@ -192,10 +212,18 @@ except ImportError:
 else:
     HAS_YAML, YAML_IMPORT_ERROR = True, None
 
+try:
+    import kubernetes
+except ImportError:
+    HAS_K8S, K8S_IMPORT_ERROR = False, traceback.format_exc()
+else:
+    HAS_K8S, K8S_IMPORT_ERROR = True, None
+
 
 class Helm:
     def __init__(self, module, kubeconfig_path):
         self.module = module
+        self.kubeconfig = kubeconfig_path
         self.binary = module.params["binary_path"] or module.get_bin_path("helm")
         if not self.binary:
             module.fail_json(msg="network_operator: helm is not on PATH of the controller. Fix: install helm 3, or set network_operator_helm_binary.")
@@ -227,6 +255,47 @@ def _chart_crds(module, helm):
                                  "version (network_operator_chart_repo_url, network_operator_chart_version). Nothing was changed.")
         argv = ["show", "crds", p["chart_name"], "--repo", p["chart_repo_url"], "--version", str(p["chart_version"])]
     return crd_names(list(yaml.safe_load_all(helm.run(*argv, cluster=False))))
+
+
+def _crds_first(module, helm, rel, values):
+    """The CRDs the chart brings with ``values`` that the cluster lacks; created outside check mode (see DOCUMENTATION)."""
+    if not HAS_K8S:
+        module.fail_json(msg=missing_required_lib("kubernetes"), exception=K8S_IMPORT_ERROR)
+    p = module.params
+    api = kubernetes.config.new_client_from_config(config_file=helm.kubeconfig, context=p["context"])
+    crd_api = kubernetes.client.ApiextensionsV1Api(api)
+    server = kubernetes.client.VersionApi(api).get_code().git_version
+    fd, tmp = tempfile.mkstemp(prefix="gpufabric-values-", suffix=".json")  # mode 0600: the owner's values may hold a secret
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(values, f)
+        source = [p["chart_path"]] if p["chart_path"] else [p["chart_name"], "--repo", p["chart_repo_url"], "--version", str(p["chart_version"])]
+        rendered = helm.run("template", rel["name"], *source, "--namespace", rel["namespace"], "--include-crds", "--kube-version", server,
+                            "-f", tmp, cluster=False)
+    finally:
+        os.unlink(tmp)
+    missing = missing_crds(list(yaml.safe_load_all(rendered)), [c.metadata.name for c in crd_api.list_custom_resource_definition().items])
+    if not module.check_mode:
+        for crd in missing:
+            try:
+                crd_api.create_custom_resource_definition(body=crd)
+            except kubernetes.client.exceptions.ApiException as exc:
+                if exc.status != 409:  # created meanwhile: the hook's to update
+                    module.fail_json(msg="network_operator: creating the CRD %s before the upgrade of release %s failed (HTTP %s): %s. The release "
+                                         "was not changed. Fix: the cause above, or create the chart's CRDs yourself "
+                                         "(helm template %s ... --include-crds | kubectl create -f -), then run again."
+                                         % (crd["metadata"]["name"], rel["name"], exc.status, exc.reason, rel["name"]))
+        # Helm maps the chart's kinds right after: wait until the API server serves them (Established).
+        deadline = time.monotonic() + 60
+        for crd in missing:
+            while not any(c.type == "Established" and c.status == "True"
+                          for c in (crd_api.read_custom_resource_definition(crd["metadata"]["name"]).status.conditions or [])):
+                if time.monotonic() > deadline:
+                    module.fail_json(msg="network_operator: the CRD %s created before the upgrade is not Established after 60 s. The release was "
+                                         "not changed. Fix: check the API server (kubectl get crd %s -o yaml), then run again."
+                                         % (crd["metadata"]["name"], crd["metadata"]["name"]))
+                time.sleep(0.5)
+    return [crd["metadata"]["name"] for crd in missing]
 
 
 def _teardown(module, helm):
@@ -267,6 +336,7 @@ def _run(module, helm):
         module.fail_json(msg=str(exc), releases=releases)
     user_values = helm.json("get", "values", rel["name"], "-n", rel["namespace"]) if rel else {}
     result = plan(rel, user_values or {}, p["values"], p["chart_name"], p["chart_version"])
+    crds_first = _crds_first(module, helm, rel, result["values"]) if rel is not None and result["changed"] else []
     out = {
         "releases": releases,
         "release": rel,
@@ -274,7 +344,9 @@ def _run(module, helm):
         "user_values": redact_secrets(user_values or {}),
         "values": redact_secrets(result["values"]),
         "would_change": result["changed"],
-        "changed": bool(module.check_mode and result["changed"]),
+        "changed": bool(module.check_mode and result["changed"]) or bool(crds_first and not module.check_mode),
+        "crds_first": crds_first,
+        "user_keys": kept_user_keys(user_values, p["values"]) if rel else [],
     }
     if p["values_file"] and not module.check_mode:
         out["values_file"] = write_values_file(p["values_file"], result["values"])

@@ -16,8 +16,11 @@ description:
   - Polls the cluster through M(gpufabric.roce.k8s_info_many) (every read of a poll in one module run) until the
     rollout has converged, printing one progress line per poll (what is ready, what is still pending and why), and
     fails with the reason when the timeout passes or when a node reports a failure that will not clear by itself.
-  - C(check=nic_cluster_policy) waits until the NicClusterPolicy C(nic-cluster-policy) reports
-    C(status.state=ready) with every C(appliedStates) entry ready, and every Deployment of O(namespace) is available.
+  - C(check=nic_cluster_policy) waits until the NicClusterPolicy C(nic-cluster-policy) is ready and every Deployment of
+    O(namespace) is available. From network-operator 26.7 (O(chart_version)) ready means its C(Ready) condition and every
+    C(<Component>Ready) condition C(True), for the policy's current generation; each one that is not names the component,
+    the reason (C(ComponentNotReady), C(ComponentError)) and the message. Before 26.7 it means C(status.state=ready) with
+    every C(appliedStates) entry ready. A policy without status yet says that no network-operator has reconciled it.
   - C(check=sriov_sync) waits until every node of O(expected) has a SriovNetworkNodeState whose
     C(spec.interfaces) carry each PF with the policies' numVfs and MTU, whose C(status.interfaces) report those
     VFs, and whose C(syncStatus) is C(Succeeded); then until each node's C(status.allocatable) has the VFs of
@@ -61,6 +64,12 @@ options:
     type: list
     elements: dict
     default: []
+  chart_version:
+    description:
+      - For C(check=nic_cluster_policy), the network-operator chart version; 26.7 and later are judged by the
+        NicClusterPolicy's C(status.conditions), older ones by C(status.state). Without it, by the conditions when the
+        policy carries them.
+    type: str
   timeout:
     description: Seconds to wait in all, for the sync and the allocatable resources together.
     type: int
@@ -86,6 +95,7 @@ EXAMPLES = r"""
   gpufabric.roce.rollout_wait:
     check: nic_cluster_policy
     namespace: nvidia-network-operator
+    chart_version: "26.7.1"
     timeout: 900
 
 - name: Wait until every node has taken the SR-IOV policies in and publishes its VFs
@@ -134,6 +144,7 @@ def main():
             expected=dict(type="list", elements="dict", default=[]),
             timeout=dict(type="int", default=900),
             interval=dict(type="int", default=10),
+            chart_version=dict(type="str"),
             kubeconfig=dict(type="raw", no_log=True),
             context=dict(type="str"),
         ),

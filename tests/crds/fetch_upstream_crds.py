@@ -12,7 +12,8 @@ leaves nothing behind. k8s_crd_schema.py runs this when GPUFABRIC_CRDS_DIR is un
 ../shared/crds does not exist.
 
 The sha256 values are those of the files in ../shared/crds (sriov-network-operator v1.6.0,
-network-operator v26.4.1, nv-ipam at network-operator v26.4.1's component tag, and gitops/: Flux
+network-operator v26.4.1, nv-ipam at network-operator v26.4.1's component tag, network-operator v26.7.0-rc.2 with its
+sub-charts and components, and gitops/: Flux
 and Argo CD at the commits of its SOURCES.md). The download itself has not been run where it was
 written (no internet there); if an upstream path moved, the error names the URL. The nv-ipam
 files were checked against a snapshot of Mellanox/nvidia-k8s-ipam at that tag (git show).
@@ -30,6 +31,7 @@ DEFAULT_DEST = os.path.join(REPO, ".cache", "crds")
 
 SRIOV_TAG = "v1.6.0"
 NETOP_TAG = "v26.4.1"
+NETOP_267_TAG = "v26.7.0-rc.2"
 SRIOV_BASE = "https://raw.githubusercontent.com/k8snetworkplumbingwg/sriov-network-operator/%s/deployment/sriov-network-operator-chart/crds/" % SRIOV_TAG
 NETOP_BASE = "https://raw.githubusercontent.com/Mellanox/network-operator/%s/deployment/network-operator/" % NETOP_TAG
 
@@ -78,6 +80,101 @@ PINNED = {
             for name, sha in (
                 ("nv-ipam.nvidia.com_cidrpools.yaml", "8c3dc0a4b95ce3b53022358b5bfcdaece2b81a732c06266728148390fabc67f5"),
                 ("nv-ipam.nvidia.com_ippools.yaml", "daa715fb3008aafc344626b8be0e3225d57f79f700cd6e1547799cf652faa220"),
+            )
+        ],
+    ),
+    # The 26.7 line (network-operator v26.7.0-rc.2, ../shared/crds/network-operator-v26.7.0-rc.2/SOURCES.md): the chart's
+    # CRDs and its sub-charts', and those the operator's manifests carry (their numeric prefix dropped), one subdirectory
+    # per component as in ../shared.
+    "network-operator-" + NETOP_267_TAG: (
+        "https://raw.githubusercontent.com/Mellanox/network-operator/%s/" % NETOP_267_TAG,
+        [
+            (name, remote, sha)
+            for name, remote, sha in (
+                ('maintenance-operator/maintenance.nvidia.com_maintenanceoperatorconfigs.yaml',
+                 'deployment/network-operator/charts/maintenance-operator-chart/crds/maintenance.nvidia.com_maintenanceoperatorconfigs.yaml',
+                 'de25219e9a6b3bc3536254e098e19f64ae5c9413211bd2c89eaeb8c514b6117c'),
+                ('maintenance-operator/maintenance.nvidia.com_nodemaintenances.yaml',
+                 'deployment/network-operator/charts/maintenance-operator-chart/crds/maintenance.nvidia.com_nodemaintenances.yaml',
+                 '4c5ccab7fce4b23f933e35b9789963de8b8ef867ac767f69f1a54f639c5db1c9'),
+                ('network-operator/Chart.yaml',
+                 'deployment/network-operator/Chart.yaml',
+                 'ad720a8c35f5faab661ba56daccc2af2eb53d97ff0c368fa9bb2ddb44f918afe'),
+                ('network-operator/chart-values.yaml',
+                 'deployment/network-operator/values.yaml',
+                 '04f9c524c0f4d24f96d7d6a72c0458b07708240af780d99aaf0b5cc09ee04823'),
+                ('network-operator/k8s.cni.cncf.io_networkattachmentdefinitions_crd.yaml',
+                 'deployment/network-operator/crds/k8s.cni.cncf.io_networkattachmentdefinitions_crd.yaml',
+                 '747d79ff867d49a32c1d1d51f66d19cdfa2d447fadde255699bdcf4ad0760c09'),
+                ('network-operator/mellanox.com_hostdevicenetworks.yaml',
+                 'deployment/network-operator/crds/mellanox.com_hostdevicenetworks.yaml',
+                 '2b82a5ee6875bddc4c386535d3e62b5019a19d22ed96830b85bbca8fe0bf0468'),
+                ('network-operator/mellanox.com_ipoibnetworks.yaml',
+                 'deployment/network-operator/crds/mellanox.com_ipoibnetworks.yaml',
+                 '45714afe7663b52f1c2e5a34b2e672164b2fe7135e00f44fc7fe8271f136f3f0'),
+                ('network-operator/mellanox.com_macvlannetworks.yaml',
+                 'deployment/network-operator/crds/mellanox.com_macvlannetworks.yaml',
+                 'c96b97de448c0603b0c764790c5fb362d4f6167fefa4e69c2fcdd5001245e647'),
+                ('network-operator/mellanox.com_nicclusterpolicies.yaml',
+                 'deployment/network-operator/crds/mellanox.com_nicclusterpolicies.yaml',
+                 'dc18351711ce90efeb93bd4d2cacea38c3db84c55badda640c2c346c1e2feeba'),
+                ('network-operator/mellanox.com_nicnodepolicies.yaml',
+                 'deployment/network-operator/crds/mellanox.com_nicnodepolicies.yaml',
+                 '6770cf103dbeffda776b3f8b7f005204fa14c3003c6caa420a10c34dc9a52777'),
+                ('nic-configuration-operator/configuration.net.nvidia.com_nicconfigurationtemplates.yaml',
+                 'manifests/state-nic-configuration-operator/001-configuration.net.nvidia.com_nicconfigurationtemplates.yaml',
+                 'f0afc6c044d2734287fe8c6ae8a6da4d6d0bd1c23e1c2c2f5754503a66366983'),
+                ('nic-configuration-operator/configuration.net.nvidia.com_nicdevices.yaml',
+                 'manifests/state-nic-configuration-operator/002-configuration.net.nvidia.com_nicdevices.yaml',
+                 '3a1891590abfafee487f4cc62988e8e6342967f103d015298a0781575bdafffb'),
+                ('nic-configuration-operator/configuration.net.nvidia.com_nicfirmwaresources.yaml',
+                 'manifests/state-nic-configuration-operator/003-configuration.net.nvidia.com_nicfirmwaresources.yaml',
+                 '0044b1eb9ccbe88e28f4cb94461614e72df19d8e1c9219c04228efc841437233'),
+                ('nic-configuration-operator/configuration.net.nvidia.com_nicfirmwaretemplates.yaml',
+                 'manifests/state-nic-configuration-operator/004-configuration.net.nvidia.com_nicfirmwaretemplates.yaml',
+                 '83a89c1b75e88b3ae82c9573587a95e1fe3465c689d4086c4849ddac28c48664'),
+                ('nic-configuration-operator/configuration.net.nvidia.com_nicinterfacenametemplates.yaml',
+                 'manifests/state-nic-configuration-operator/005-configuration.net.nvidia.com_nicinterfacenametemplates.yaml',
+                 'ba7af654d18240f17df07baaaee4cfc61884c37621d752aa66d28e1a14477016'),
+                ('nv-ipam/nv-ipam.nvidia.com_cidrpools.yaml',
+                 'manifests/state-nv-ipam-cni/005-nv-ipam.nvidia.com_cidrpools.yaml',
+                 '5a8f34ce70ce8fc3cb7dcab718a2a108086d4b812e0a6613dc6d9750f7191878'),
+                ('nv-ipam/nv-ipam.nvidia.com_ippools.yaml',
+                 'manifests/state-nv-ipam-cni/005-nv-ipam.nvidia.com_ippools.yaml',
+                 'd9b459c15b7d57edc8cbb6d406c1952a2120c2ab1126ce1c017cb4c1cfb0dc5a'),
+                ('spectrum-x-operator/spectrumx.nvidia.com_spectrumxrailpoolconfigs.yaml',
+                 'manifests/state-spectrum-x-operator/0001-spectrumx.nvidia.com_spectrumxrailpoolconfigs.yaml',
+                 'ab3b9d9c10ac95508acb0c648b05f159436c31919b6c7d982fefe615eec5ec0c'),
+                ('sriov-network-operator/Chart.yaml',
+                 'deployment/network-operator/charts/sriov-network-operator/Chart.yaml',
+                 'e987bf93cb5b1a1ee023e351e0b20a9e09bb196d0fa8722b45537810ff5b23aa'),
+                ('sriov-network-operator/sriovnetwork.k8snetworkplumbingwg.io_deviceattributes.yaml',
+                 'deployment/network-operator/charts/sriov-network-operator/crds/sriovnetwork.k8snetworkplumbingwg.io_deviceattributes.yaml',
+                 '8cdb9b3c23af10e1a20f9414b590b2d40c524ab766dfea05d8471f5f46361d85'),
+                ('sriov-network-operator/sriovnetwork.k8snetworkplumbingwg.io_sriovresourcepolicies.yaml',
+                 'deployment/network-operator/charts/sriov-network-operator/crds/sriovnetwork.k8snetworkplumbingwg.io_sriovresourcepolicies.yaml',
+                 '7def3100c833f00c3ff0391add2f15ce767900b4af97d2c27b4e2f520708d4c9'),
+                ('sriov-network-operator/sriovnetwork.openshift.io_ovsnetworks.yaml',
+                 'deployment/network-operator/charts/sriov-network-operator/crds/sriovnetwork.openshift.io_ovsnetworks.yaml',
+                 'ecc9aff54d01b5d791084149ae323eb4e56eac85fd34cfb83ce18bd28b51acf9'),
+                ('sriov-network-operator/sriovnetwork.openshift.io_sriovibnetworks.yaml',
+                 'deployment/network-operator/charts/sriov-network-operator/crds/sriovnetwork.openshift.io_sriovibnetworks.yaml',
+                 '3b7bd2bd646cb4dbdef097e0d0c24b1892610abda7e1593f57955b31fc67eab2'),
+                ('sriov-network-operator/sriovnetwork.openshift.io_sriovnetworknodepolicies.yaml',
+                 'deployment/network-operator/charts/sriov-network-operator/crds/sriovnetwork.openshift.io_sriovnetworknodepolicies.yaml',
+                 'd5c7015453c2e06047dfb3d0b05d966166231f9724fc9a3b97289362ef53a783'),
+                ('sriov-network-operator/sriovnetwork.openshift.io_sriovnetworknodestates.yaml',
+                 'deployment/network-operator/charts/sriov-network-operator/crds/sriovnetwork.openshift.io_sriovnetworknodestates.yaml',
+                 '241fb297859166e26ba60d600f5b2c8985b31c749ca17757750f103608d2f9c6'),
+                ('sriov-network-operator/sriovnetwork.openshift.io_sriovnetworkpoolconfigs.yaml',
+                 'deployment/network-operator/charts/sriov-network-operator/crds/sriovnetwork.openshift.io_sriovnetworkpoolconfigs.yaml',
+                 'aeca1dfcb14872a0d76c972517295dff24b6debff98920aad22d80428c2f599c'),
+                ('sriov-network-operator/sriovnetwork.openshift.io_sriovnetworks.yaml',
+                 'deployment/network-operator/charts/sriov-network-operator/crds/sriovnetwork.openshift.io_sriovnetworks.yaml',
+                 '6ff12b06a1b8560883315b35990f28bd97dba79d861c7bb752c40db1f3355674'),
+                ('sriov-network-operator/sriovnetwork.openshift.io_sriovoperatorconfigs.yaml',
+                 'deployment/network-operator/charts/sriov-network-operator/crds/sriovnetwork.openshift.io_sriovoperatorconfigs.yaml',
+                 'c926d1724408d6c135c0d29a82f61bbdd1c273ed9ec099314e9955b05b84f2d2'),
             )
         ],
     ),

@@ -46,6 +46,15 @@ def chart_path():
     return Path(os.environ.get("GPUFABRIC_NETWORK_OPERATOR_CHART") or default)
 
 
+def chart_version():
+    """The version of chart_path()'s archive (network-operator-<version>.tgz): the role refuses a chart path whose version
+    differs from network_operator_chart_version, whose default (26.7.1) is not the chart the session installs."""
+    name = chart_path().name
+    if not (name.startswith("network-operator-") and name.endswith(".tgz")):
+        pytest.fail("the network-operator chart %s is not named network-operator-<version>.tgz" % chart_path())
+    return name[len("network-operator-"):-len(".tgz")]
+
+
 def shared_chart(version):
     """charts/network-operator-<version>.tgz of the shared directory; fails (never skips) when it is missing."""
     path = Path(os.environ.get("GPUFABRIC_SHARED_DIR") or REPO.parent / "shared") / "charts" / ("network-operator-%s.tgz" % version)

@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 import yaml
-from k8s_helpers import HARDWARE, REPO, chart_path  # puts lab/k8s on sys.path
+from k8s_helpers import HARDWARE, REPO, chart_path, chart_version  # puts lab/k8s on sys.path
 
 sys.path.insert(0, str(REPO / "tests" / "unit" / "plugins" / "module_utils"))
 import k8s_crd_schema  # noqa: E402
@@ -37,11 +37,11 @@ def _build(cluster, path):
 
 
 def _prepare(cluster):
-    """The CRDs of Flux, Argo CD, the network-operator and sriov-network-operator (what the chart brings), and the
-    GitOps tools' namespaces. Idempotent: each test of the module may be first."""
+    """The CRDs of Flux, Argo CD and those the default chart's line brings (network-operator 26.7: the chart's, its
+    sub-charts' and its components'), and the GitOps tools' namespaces. Idempotent: each test of the module may be first."""
     crd_dir = k8s_crd_schema.crds_dir()
-    for sub in ("gitops", "network-operator-v26.4.1", "sriov-network-operator-v1.6.0"):
-        files = sorted(os.path.join(crd_dir, sub, f) for f in os.listdir(os.path.join(crd_dir, sub))
+    for sub in k8s_crd_schema.CRD_LINES[k8s_crd_schema.DEFAULT_LINE]:
+        files = sorted(os.path.join(root, f) for root, _dirs, names in os.walk(os.path.join(crd_dir, sub)) for f in names
                        if f.endswith(".yaml") and f not in ("Chart.yaml", "chart-values.yaml"))
         cluster.run("kubectl", "apply", "--server-side", *sum((["-f", f] for f in files), []))
     cluster.run("kubectl", "wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
@@ -82,7 +82,8 @@ def test_the_rendered_tree_builds_and_the_server_takes_it(module_cluster, tmp_pa
     with open(REPO / "roles" / "network_operator" / "vars" / "main.yml") as f:
         assert ns["metadata"]["labels"] == yaml.safe_load(f)["__network_operator_namespace_labels"]
     helm_release = next(d for d in release if d["kind"] == "HelmRelease")
-    assert helm_release["spec"]["values"] == values and helm_release["spec"]["install"]["createNamespace"] is False
+    # GitOps installs of 26.7 turn the chart's keep-ncp hook off (the chart's README; network-operator#2956).
+    assert helm_release["spec"]["values"] == dict(values, keepNCP=False) and helm_release["spec"]["install"]["createNamespace"] is False
 
     # Argo CD: Namespace (wave -1), the chart's Application (0), every custom resource (1, no dry run before its CRD).
     argo = _build(cluster, out / "argocd")
@@ -90,7 +91,7 @@ def test_the_rendered_tree_builds_and_the_server_takes_it(module_cluster, tmp_pa
     assert waves.pop(("Namespace", "nvidia-network-operator")) == {"argocd.argoproj.io/sync-wave": "-1"}
     app = argo[[d["kind"] for d in argo].index("Application")]
     assert waves.pop(("Application", "network-operator")) == {"argocd.argoproj.io/sync-wave": "0"}
-    assert app["spec"]["source"]["helm"]["valuesObject"] == values
+    assert app["spec"]["source"]["helm"]["valuesObject"] == dict(values, keepNCP=False)
     assert sorted(waves) == [("ConfigMap", "gpufabric-nccl"), ("NicClusterPolicy", "nic-cluster-policy"),
                              ("SriovNetwork", "roce-node1"), ("SriovNetwork", "roce-node2"),
                              ("SriovNetworkNodePolicy", "roce-node1"), ("SriovNetworkNodePolicy", "roce-node2"),
@@ -120,7 +121,7 @@ def test_the_rendered_tree_builds_and_the_server_takes_it(module_cluster, tmp_pa
 def test_a_local_chart_is_rendered_into_the_tree_without_the_nvidia_repository(module_cluster, tmp_path):
     chart = chart_path()
     out = tmp_path / "render-out"
-    _render(out, "-e", "network_operator_chart_path=%s" % chart, "-e",
+    _render(out, "-e", "network_operator_chart_path=%s" % chart, "-e", "network_operator_chart_version=%s" % chart_version(), "-e",
             '{"network_operator_gitops": {"argocd_repo_url": "https://git.example.com/gitops.git"}}')
     helm = yaml.safe_load((out / "network-operator" / "helm-chart.yaml").read_text())
     assert helm["helm_command"].startswith("helm upgrade --install network-operator %s " % chart)

@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 import yaml
-from k8s_helpers import REPO, chart_path
+from k8s_helpers import REPO, chart_path, chart_version
 
 SITE = str(REPO / "playbooks" / "site.yml")
 VENV_BIN = os.path.dirname(sys.executable)
@@ -26,7 +26,7 @@ def test_whereabouts_without_its_crd_is_refused_before_any_change(own_cluster, t
     shutil.copytree(REPO / "inventories" / "example", inv)
     controller = inv / "group_vars" / "k8s_controller.yml"
     values = yaml.safe_load(controller.read_text(encoding="utf-8"))
-    values.update({"roce_k8s_mode": "apply", "network_operator_chart_path": str(chart_path()),
+    values.update({"roce_k8s_mode": "apply", "network_operator_chart_path": str(chart_path()), "network_operator_chart_version": chart_version(),
                    "network_operator_kubeconfig": str(cluster.kubeconfig), "network_operator_ipam": "whereabouts"})
     controller.write_text(yaml.safe_dump(values), encoding="utf-8")
     env = dict(cluster.env, ANSIBLE_COLLECTIONS_PATH=str(REPO / ".build" / "collections"), ANSIBLE_CONFIG=str(REPO / "ansible.cfg"),

@@ -18,7 +18,7 @@ import subprocess
 import sys
 
 import yaml
-from k8s_helpers import REPO, chart_path, wait_for
+from k8s_helpers import REPO, chart_path, chart_version, wait_for
 
 SITE = str(REPO / "playbooks" / "site.yml")
 VENV_BIN = os.path.dirname(sys.executable)
@@ -52,7 +52,7 @@ def _inventory(tmp_path, cluster):
         "roce_k8s_mode": "apply",
         "roce_render_dir": str(tmp_path / "render-out"),
         "rdma_verify_report_dir": str(tmp_path / "report"),
-        "network_operator_chart_path": str(chart_path()),
+        "network_operator_chart_path": str(chart_path()), "network_operator_chart_version": chart_version(),
         "network_operator_kubeconfig": str(cluster.kubeconfig),
         "network_operator_ready_timeout": 300,
         "network_operator_poll_interval": 2,

@@ -20,7 +20,7 @@ import subprocess
 import sys
 
 import yaml
-from k8s_helpers import REPO, chart_path
+from k8s_helpers import REPO, chart_path, chart_version
 
 SITE = str(REPO / "playbooks" / "site.yml")
 VENV_BIN = os.path.dirname(sys.executable)
@@ -47,7 +47,7 @@ def _inventory(tmp_path, cluster):
     values.update(
         {
             "roce_fabric_name": "qos-lab",
-            "network_operator_chart_path": str(chart_path()),
+            "network_operator_chart_path": str(chart_path()), "network_operator_chart_version": chart_version(),
             "network_operator_kubeconfig": str(cluster.kubeconfig),
             "network_operator_ready_timeout": 300,
             "network_operator_poll_interval": 2,

@@ -4,19 +4,24 @@
 
 One scenario, in order, on a control plane of its own (the 26.1.2 CRDs and exactly one release of the chart
 must be the whole cluster's state; CRDs are cluster-scoped):
-1. A cluster engineer installs the real 26.1.2 chart by hand with a value of their own
-   (``--set operator.nodeSelector.site-owner=keep-me``; the fake nodes carry that label), with the SR-IOV
-   operator enabled as the collection wants it (turning a sub-chart on in an upgrade fails on a real cluster
-   too: Helm maps the new manifests before the pre-upgrade hook can apply the sub-chart's CRDs).
+1. A cluster engineer installs the real 26.1.2 chart by hand with the chart's defaults (the SR-IOV sub-chart off) and
+   a value of their own (``--set operator.nodeSelector.site-owner=keep-me``; the fake nodes carry that label).
 2. The role configured with another release name is refused before any change, naming the release, its
    namespace and the fix; nothing changed.
-3. The role at 26.1.2 adopts the release: the user's value kept, the NicClusterPolicy at 26.1.2's versions.
-4. --check --diff (before 3, and at 26.4.1) shows the values and chart diff and changes nothing.
+3. The role at 26.1.2 adopts the release and turns the SR-IOV sub-chart on (issue 41): Helm installs crds/ on a first
+   install only, so the sub-chart's CRDs are created first, as the chart's hook would (without them Helm stopped on
+   ``no matches for kind "SriovOperatorConfig"``). The user's value kept, the NicClusterPolicy at 26.1.2's versions,
+   and the run says "adopted revision 1 (chart ...) → revision 2 (chart ...), user keys kept: ...".
+4. --check --diff (before 3, and at 26.4.1) shows the values and chart diff, and the CRDs it would create first, and
+   changes nothing.
 5. The role at 26.4.1 upgrades: the user's value kept, chart 26.4.1, the NicClusterPolicy at 26.4.1's versions,
    and the CRD 26.4.1 adds (NicNodePolicy) present: Helm does not upgrade crds/, the chart's pre-upgrade hook
    does (played by lab/k8s/standins/upgrade_crd_hook.py).
 6. --check again reports no change.
 7. An upgrade that fails halfway is rolled back by Helm (--atomic), and the message names the revision.
+8. 26.4.1 -> 26.7.0-rc.2 (the 26.7 line), the user's value kept: the hook stand-in applies 26.7's CRDs (the
+   NicClusterPolicy's with status.conditions), the network-operator stand-in writes conditions as 26.7 does, and the
+   role's wait is judged by them.
 """
 
 import json
@@ -32,6 +37,7 @@ VENV_BIN = os.path.dirname(sys.executable)
 NAMESPACE = "nvidia-network-operator"
 RELEASE = "network-operator"
 CRD = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
+SRIOV_CONFIG_CRD = "sriovoperatorconfigs.sriovnetwork.openshift.io"
 NCP = "/apis/mellanox.com/v1alpha1/nicclusterpolicies/nic-cluster-policy"
 CLUSTER_HARDWARE = {name: dict(spec, labels=dict(spec.get("labels", {}), **{"site-owner": "keep-me"})) for name, spec in HARDWARE.items()}
 PLAYBOOK = """
@@ -87,9 +93,10 @@ def test_hand_installed_release_is_adopted_and_upgraded_with_the_users_values_ke
     cluster, kube = module_cluster, module_cluster.kube
     t0 = time.time()
     cluster.run("helm", "install", RELEASE, str(shared_chart("26.1.2")), "-n", NAMESPACE, "--create-namespace",
-                "--set", "operator.nodeSelector.site-owner=keep-me", "--set", "sriovNetworkOperator.enabled=true", "--wait", "--timeout", "5m")
+                "--set", "operator.nodeSelector.site-owner=keep-me", "--wait", "--timeout", "5m")
     TIMINGS["upgrade test: helm install 26.1.2 by hand (s)"] = round(time.time() - t0, 1)
     assert kube.get_or_none(CRD + "nicnodepolicies.mellanox.com") is None  # 26.1.2 has none
+    assert kube.get_or_none(CRD + SRIOV_CONFIG_CRD) is None  # the SR-IOV sub-chart is off by default
 
     # A release of the chart under another name: refused before any change, naming it, its namespace and the fix.
     rc, out = _role(cluster, tmp_path, "26.1.2", network_operator_release_name="noo-site")
@@ -109,16 +116,22 @@ def test_hand_installed_release_is_adopted_and_upgraded_with_the_users_values_ke
     assert "   operator:\n     nodeSelector:\n       site-owner: keep-me" in plan, plan
     assert not [x for x in plan.splitlines() if x.startswith("-") and "site-owner" in x], plan
     assert [(r["chart"], r["revision"]) for r in _releases(cluster)] == [("network-operator-26.1.2", "1")]
-    # The run ends saying what it did (issue 42, item 6): here, what it would do.
+    # The run ends saying what it did (issue 42, item 6): here, what it would do, with the CRDs it would create first.
+    said = " ".join(out.split())
     assert ("Helm release nvidia-network-operator/network-operator (chart network-operator 26.1.2): revision 1, would be "
-            "upgraded (the values its owner set kept)") in " ".join(out.split()), out[-6000:]
+            "upgraded (the values its owner set kept; user keys kept: operator.nodeSelector.site-owner), after creating the CRDs the "
+            "chart brings and the cluster lacks: ") in said, out[-6000:]
+    assert SRIOV_CONFIG_CRD in said.split("cluster lacks: ", 1)[1].split('"', 1)[0]
+    assert kube.get_or_none(CRD + SRIOV_CONFIG_CRD) is None
 
     # Adopted at 26.1.2: the user's value kept, the collection's keys added, the NicClusterPolicy at 26.1.2.
     rc, out = _role(cluster, tmp_path, "26.1.2")
     assert rc == 0, out[-6000:]
     said = " ".join(out.split())
-    assert ("Helm release nvidia-network-operator/network-operator (chart network-operator 26.1.2): upgraded from revision 1 "
-            "to 2 (the values its owner set kept)") in said, out[-6000:]
+    assert ("Helm release nvidia-network-operator/network-operator (chart network-operator 26.1.2): adopted revision 1 "
+            "(chart network-operator-26.1.2) → revision 2 (chart network-operator-26.1.2), user keys kept: operator.nodeSelector.site-owner; "
+            "created first the CRDs the chart brings and the cluster lacked: ") in said, out[-6000:]
+    assert kube.get(CRD + SRIOV_CONFIG_CRD)["spec"]["group"] == "sriovnetwork.openshift.io"
     assert "NicClusterPolicy nic-cluster-policy: applied (created or changed)" in said, out[-6000:]
     values = _user_values(cluster)
     assert values["operator"]["nodeSelector"] == {"site-owner": "keep-me"}
@@ -156,8 +169,26 @@ def test_hand_installed_release_is_adopted_and_upgraded_with_the_users_values_ke
     assert "The release was at revision %s (network-operator-26.4.1) before this run" % before["revision"] in flat
     assert "`helm rollback network-operator %s -n nvidia-network-operator`" % before["revision"] in flat
     # and the summary still comes, after the failure
-    assert "network_operator: the phase failed at " in flat and "install or upgrade failed (rolled back: see the error above)" in flat, out[-6000:]
+    assert "network_operator: the phase failed at " in flat and "install or upgrade failed (see the error above" in flat, out[-6000:]
     after = _releases(cluster)[0]
     assert (after["status"], after["chart"], int(after["revision"])) == ("deployed", "network-operator-26.4.1", int(before["revision"]) + 2)
     assert "resources" not in _user_values(cluster)["operator"]
     assert _user_values(cluster)["operator"]["nodeSelector"] == {"site-owner": "keep-me"}
+
+    # 26.4.1 -> 26.7.0-rc.2, the 26.7 line: the user's value kept; the hook stand-in brings 26.7's NicClusterPolicy CRD
+    # (status.conditions), the network-operator stand-in then writes conditions, and the wait is judged by them.
+    rc, out = _role(cluster, tmp_path, "26.7.0-rc.2")
+    said = " ".join(out.split())
+    assert rc == 0, out[-6000:]
+    assert [(r["chart"], r["status"]) for r in _releases(cluster)] == [("network-operator-26.7.0-rc.2", "deployed")]
+    assert _user_values(cluster)["operator"]["nodeSelector"] == {"site-owner": "keep-me"}
+    assert _ncp_versions(kube) == {"network-operator-v26.7.0-rc.2"}
+    assert "conditions" in kube.get(CRD + "nicclusterpolicies.mellanox.com")["spec"]["versions"][0]["schema"]["openAPIV3Schema"][
+        "properties"]["status"]["properties"]
+    ncp = kube.get(NCP)
+    conds = {c["type"]: c for c in ncp["status"]["conditions"]}
+    assert sorted(conds) == ["CNIPluginsReady", "MultusCNIReady", "NVIPAMReady", "Ready"], conds
+    assert all(c["status"] == "True" and c["observedGeneration"] == ncp["metadata"]["generation"] for c in conds.values())
+    assert "nic_cluster_policy: poll " in said and "NicClusterPolicy Ready=True, 3/3 components ready" in said, out[-6000:]
+    assert ("adopted revision %d (chart network-operator-26.4.1) → revision %d (chart network-operator-26.7.0-rc.2), user keys kept: "
+            "operator.nodeSelector.site-owner" % (int(after["revision"]), int(after["revision"]) + 1)) in said, out[-6000:]

@@ -20,7 +20,7 @@ import sys
 import ansible_runner
 import pytest
 import yaml
-from k8s_helpers import REPO, chart_path, secret_leaks, token_needles
+from k8s_helpers import REPO, chart_path, chart_version, secret_leaks, token_needles
 
 SITE = str(REPO / "playbooks" / "site.yml")
 VENV_BIN = os.path.dirname(sys.executable)
@@ -45,7 +45,7 @@ def _inventory(root, kubeconfig):
         "roce_k8s_mode": "apply",
         "roce_render_dir": str(root / "render-out"),
         "rdma_verify_report_dir": str(root / "report"),
-        "network_operator_chart_path": str(chart_path()),
+        "network_operator_chart_path": str(chart_path()), "network_operator_chart_version": chart_version(),
         # The secret: the kubeconfig's content, not a path.
         "network_operator_kubeconfig": kubeconfig,
         "network_operator_helm_timeout": 600,

@@ -20,7 +20,7 @@ import sys
 
 import pytest
 import yaml
-from k8s_helpers import NAMESPACE, REPO, chart_path, wait_for
+from k8s_helpers import NAMESPACE, REPO, chart_path, chart_version, wait_for
 from standins import _kube
 
 SITE = str(REPO / "playbooks" / "site.yml")
@@ -50,7 +50,7 @@ def _inventory(root, cluster, nodes, controller_vars=None):
     values = {
         "roce_k8s_mode": "apply",
         "roce_render_dir": str(root.parent / ("%s-render-out" % root.name)),
-        "network_operator_chart_path": str(chart_path()),
+        "network_operator_chart_path": str(chart_path()), "network_operator_chart_version": chart_version(),
         "network_operator_kubeconfig": str(cluster.kubeconfig),
         "network_operator_ready_timeout": 120,
         "network_operator_poll_interval": 2,

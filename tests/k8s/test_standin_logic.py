@@ -7,11 +7,12 @@ stand-ins' docstrings), not read back from the implementation.
 """
 
 import json
+import os
 import tarfile
 
 import pytest
 import yaml
-from k8s_helpers import chart_path, shared_chart
+from k8s_helpers import REPO, chart_path, shared_chart
 import controlplane
 from standins import hardware, network_operator, nfd, sriov_cni, sriov_operator, sriov_policy, upgrade_crd_hook
 
@@ -148,6 +149,39 @@ def test_nicclusterpolicy_status():
     ready = [s["name"] for s in status["appliedStates"] if s["state"] == "ready"]
     assert status["state"] == "ready" and ready == ["state-OFED", "state-multus-cni"]
     assert len(status["appliedStates"]) == 12
+
+
+def test_nicclusterpolicy_conditions_as_26_7_writes_them():
+    """computePolicyConditions (controllers/conditions.go, v26.7.0-rc.2): one <Component>Ready per component the spec
+    enables, the aggregate Ready last, observedGeneration the policy's; lastTransitionTime kept while the status holds."""
+    policy = {"metadata": {"name": "nic-cluster-policy", "generation": 3}, "spec": {"secondaryNetwork": {"multus": {}, "cniPlugins": {}}, "nvIpam": {}}}
+    status = network_operator.policy_status(policy, conditions=True, now="2026-12-01T10:00:00Z")
+    assert [(c["type"], c["status"], c["reason"], c["message"], c["observedGeneration"]) for c in status["conditions"]] == [
+        ("MultusCNIReady", "True", "ComponentReady", "", 3), ("CNIPluginsReady", "True", "ComponentReady", "", 3),
+        ("NVIPAMReady", "True", "ComponentReady", "", 3), ("Ready", "True", "AllComponentsReady", "", 3)]
+    # The next reconcile (generation 4, nvIpam removed): times kept, nvIpam's condition gone, observedGeneration moved.
+    policy = dict(policy, metadata=dict(policy["metadata"], generation=4), spec={"secondaryNetwork": {"multus": {}, "cniPlugins": {}}}, status=status)
+    again = network_operator.policy_status(policy, conditions=True, now="2026-12-01T11:00:00Z")
+    assert [(c["type"], c["lastTransitionTime"], c["observedGeneration"]) for c in again["conditions"]] == [
+        ("MultusCNIReady", "2026-12-01T10:00:00Z", 4), ("CNIPluginsReady", "2026-12-01T10:00:00Z", 4), ("Ready", "2026-12-01T10:00:00Z", 4)]
+    # 26.4.1's operator (its CRD has no conditions) writes none.
+    assert "conditions" not in network_operator.policy_status(policy)
+    with tarfile.open(shared_chart("26.7.0-rc.2")) as tgz:
+        crd = yaml.safe_load(tgz.extractfile("network-operator/crds/mellanox.com_nicclusterpolicies.yaml"))
+    assert network_operator.crd_has_conditions(crd)
+    with tarfile.open(shared_chart("26.4.1")) as tgz:
+        crd = yaml.safe_load(tgz.extractfile("network-operator/crds/mellanox.com_nicclusterpolicies.yaml"))
+    assert not network_operator.crd_has_conditions(crd)
+    # The CRDs its components' manifests carry come from the same line.
+    standin = network_operator.NetworkOperatorStandin(None, [], k8s_crd_schema_dir())
+    for _section, _state, crds in network_operator.STATE_CRDS:
+        for _name, file in crds:
+            for conditions in (False, True):
+                assert (standin.crds_dir / standin._crd_file(file, conditions)).is_file(), (file, conditions)
+
+
+def k8s_crd_schema_dir():
+    return os.environ.get("GPUFABRIC_CRDS_DIR") or str(REPO.parent / "shared" / "crds")
 
 
 def test_nfd_rule_of_the_chart_matches_nvidia_nics_only():

@@ -18,9 +18,22 @@ Upstream (Mellanox/network-operator v26.4.1):
   (configuration.net.nvidia.com; standins/nic_configuration.py plays the operator and its daemon).
 The stand-in deploys no DaemonSet: every component present in the spec is reported `ready`, and the
 OFED driver counts as ready on every node.
+
+Network-operator 26.7 (v26.7.0-rc.2) also writes `status.conditions` in the same status update
+(controllers/nic_policy_helpers.go updatePolicyCRStatus, controllers/conditions.go computePolicyConditions,
+api/v1alpha1/nicclusterpolicyconditions.go): for each state of StateNameToConditionType that is not `ignore`, a
+`<Component>Ready` condition (True/ComponentReady with an empty message when ready; False/ComponentNotReady or
+False/ComponentError with the error otherwise), conditions of ignored or absent components removed, then the aggregate
+`Ready` (True/AllComponentsReady, or False/ComponentError before False/ComponentsNotReady with their fixed messages);
+every condition carries `observedGeneration` (the policy's generation) and keeps its `lastTransitionTime` while its status
+does not change (apimeta.SetStatusCondition). The stand-in plays the operator of the chart whose NicClusterPolicy CRD is
+installed: it writes conditions when that CRD has `status.conditions` (26.7's), and none otherwise (26.4.1's operator
+has no conditions, and the API server would prune them). An instance of another name gets no conditions
+(handleUnsupportedInstance sets state and reason only).
 """
 
 import logging
+import time
 from pathlib import Path
 
 import yaml
@@ -63,21 +76,89 @@ STATES = (
 )
 
 
+# api/v1alpha1/nicclusterpolicyconditions.go StateNameToConditionType (26.7).
+CONDITION_TYPES = {
+    "state-OFED": "OFEDDriverReady",
+    "state-RDMA-device-plugin": "RDMASharedDevicePluginReady",
+    "state-SRIOV-device-plugin": "SRIOVDevicePluginReady",
+    "state-ib-kubernetes": "IBKubernetesReady",
+    "state-multus-cni": "MultusCNIReady",
+    "state-container-networking-plugins": "CNIPluginsReady",
+    "state-ipoib-cni": "IPoIBCNIReady",
+    "state-nv-ipam-cni": "NVIPAMReady",
+    "state-nic-feature-discovery": "NICFeatureDiscoveryReady",
+    "state-doca-telemetry-service": "DOCATelemetryServiceReady",
+    "state-nic-configuration-operator": "NICConfigurationOperatorReady",
+    "state-spectrum-x-operator": "SpectrumXOperatorReady",
+}
+NCP_CRD = _kube.path("apiextensions.k8s.io", "v1", "customresourcedefinitions") + "/nicclusterpolicies.mellanox.com"
+
+
 def _section(spec, keys):
     for key in keys:
         spec = spec.get(key) if isinstance(spec, dict) else None
     return spec
 
 
-def policy_status(policy):
-    """The status upstream writes once every component present in the spec is ready."""
+def _rfc3339(t=None):
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() if t is None else t))
+
+
+def _set_condition(conditions, cond, now):
+    """apimeta.SetStatusCondition: add, or update in place keeping lastTransitionTime unless the status changes."""
+    for i, old in enumerate(conditions):
+        if old["type"] == cond["type"]:
+            keep = old.get("lastTransitionTime") if old.get("status") == cond["status"] else None
+            conditions[i] = dict(cond, lastTransitionTime=keep or now)
+            return
+    conditions.append(dict(cond, lastTransitionTime=now))
+
+
+def policy_conditions(existing, applied, generation, now=None):
+    """computePolicyConditions for the states the stand-in reports (every one ``ready`` or ``ignore``)."""
+    now = now or _rfc3339()
+    conditions = [dict(c) for c in existing or []]
+    seen = set()
+    for st in applied:
+        ctype = CONDITION_TYPES.get(st["name"])
+        if ctype is None:
+            continue
+        seen.add(ctype)
+        if st["state"] == "ignore":
+            conditions = [c for c in conditions if c["type"] != ctype]
+            continue
+        _set_condition(conditions, {"type": ctype, "status": "True", "reason": "ComponentReady", "message": "", "observedGeneration": generation}, now)
+    # stale component conditions of states missing from this reconcile are pruned
+    conditions = [c for c in conditions if c["type"] not in set(CONDITION_TYPES.values()) - seen]
+    _set_condition(conditions, {"type": "Ready", "status": "True", "reason": "AllComponentsReady", "message": "", "observedGeneration": generation}, now)
+    return conditions
+
+
+def policy_status(policy, conditions=False, now=None):
+    """The status upstream writes once every component present in the spec is ready; with ``conditions`` (26.7's CRD) also
+    status.conditions, merged into the policy's current ones."""
     name = policy["metadata"]["name"]
     if name != SUPPORTED_NAME:
-        return {"state": "ignore",
-                "reason": "Unsupported NicClusterPolicy instance %s. Only instance with name %s is supported" % (name, SUPPORTED_NAME)}
+        status = {"state": "ignore",
+                  "reason": "Unsupported NicClusterPolicy instance %s. Only instance with name %s is supported" % (name, SUPPORTED_NAME)}
+        current = (policy.get("status") or {}).get("conditions")
+        return dict(status, conditions=current) if conditions and current else status
     spec = policy.get("spec") or {}
     applied = [{"name": state, "state": "ready" if _section(spec, keys) is not None else "ignore"} for state, keys in STATES]
-    return {"state": "ready", "appliedStates": applied}
+    status = {"state": "ready", "appliedStates": applied}
+    if conditions:
+        status["conditions"] = policy_conditions((policy.get("status") or {}).get("conditions"), applied,
+                                                 policy["metadata"].get("generation"), now)
+    return status
+
+
+def crd_has_conditions(crd):
+    """Whether an installed NicClusterPolicy CRD has status.conditions (network-operator 26.7 and later)."""
+    for ver in (crd or {}).get("spec", {}).get("versions", []):
+        status = ((ver.get("schema") or {}).get("openAPIV3Schema") or {}).get("properties", {}).get("status") or {}
+        if "conditions" in (status.get("properties") or {}):
+            return True
+    return False
 
 
 class NetworkOperatorStandin:
@@ -116,21 +197,32 @@ class NetworkOperatorStandin:
                 self.kube.patch(_kube.path("", "v1", "nodes", name=name), {"metadata": {"labels": {MOFED_WAIT_LABEL: want}}}, strategic=True)
                 LOG.info("node %s: %s=%s", name, MOFED_WAIT_LABEL, want)
 
+    def _crd_file(self, file, conditions):
+        """The CRD file of the operator being played: 26.7's manifests carry their own copies (SOURCES.md there)."""
+        if not conditions:
+            return file
+        directory, name = file.split("/", 1)
+        sub = {"network-operator-v26.4.1": "network-operator", "nv-ipam-network-operator-v26.4.1": "nv-ipam",
+               "nic-configuration-operator-network-operator-v26.4.1": "nic-configuration-operator"}[directory]
+        return "network-operator-v26.7.0-rc.2/%s/%s" % (sub, name)
+
     def tick(self, _t):
         policies = self.kube.items(NCP)
         note = {"policies": {}}
+        conditions = crd_has_conditions(self.kube.get_or_none(NCP_CRD)) if policies else False
         for policy in policies:
             name = policy["metadata"]["name"]
-            status = policy_status(policy)
+            status = policy_status(policy, conditions)
             for section, state, crds in STATE_CRDS if name == SUPPORTED_NAME else ():
                 if _section(policy.get("spec") or {}, section) is not None:
                     for crd_name, crd_file in crds:
-                        self._install_crd(crd_name, crd_file, state)
+                        self._install_crd(crd_name, self._crd_file(crd_file, conditions), state)
             if (policy.get("status") or {}) != status:
                 # A merge patch keeps keys it does not mention: null out the ones this status lacks.
-                body = dict({"reason": None, "appliedStates": None}, **status)
+                body = dict({"reason": None, "appliedStates": None, "conditions": None}, **status)
                 self.kube.patch(_kube.path("mellanox.com", "v1alpha1", "nicclusterpolicies", name=name, sub="status"), {"status": body})
-                LOG.info("NicClusterPolicy %s: status.state=%s", name, status["state"])
+                LOG.info("NicClusterPolicy %s: status.state=%s%s", name, status["state"],
+                         " with %d conditions" % len(status["conditions"]) if status.get("conditions") else "")
             note["policies"][name] = status["state"]
         if any(p["metadata"]["name"] == SUPPORTED_NAME for p in policies):
             self._mofed_wait_labels()

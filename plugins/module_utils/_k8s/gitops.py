@@ -9,6 +9,8 @@ Input is what the Helm renderer already validated (:func:`render_chart_reference
 :func:`render_helm_values` of ``_k8s.operator``), so nothing here re-checks the inventory.
 """
 
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.operator import chart_line
+
 FLUX_SOURCE_API = "source.toolkit.fluxcd.io/v1"
 FLUX_HELM_API = "helm.toolkit.fluxcd.io/v2"
 FLUX_KUSTOMIZE_API = "kustomize.toolkit.fluxcd.io/v1"
@@ -37,10 +39,22 @@ ARGO_SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
 ARGO_RESOURCE_ANNOTATIONS = {ARGO_WAVE: "1", ARGO_SYNC_OPTIONS: "SkipDryRunOnMissingResource=true"}
 
 
+def gitops_values(chart, values):
+    """The chart values a GitOps tool installs with. From 26.7 the chart's keep-ncp pre-install/pre-upgrade hook protects
+    a NicClusterPolicy an old chart made; Argo CD runs hooks on every sync, where it stalls the first one
+    (network-operator#2956), and the chart's README tells a first GitOps install to set ``keepNCP: false``. The collection
+    never lets the chart make the NicClusterPolicy, so there is nothing to keep: false, unless the overrides set it."""
+    line = chart_line(chart.get("version"))
+    if line is None or line < (26, 7) or "keepNCP" in (values or {}):
+        return values
+    return dict(values or {}, keepNCP=False)
+
+
 def flux_helm_release(chart, values, settings=None):
     """A Flux HelmRepository (an OCI one for an ``oci://`` repository, as air-gapped mirrors serve charts)
     and the HelmRelease installing ``chart`` with ``values``."""
     s = dict(GITOPS_DEFAULTS, **(settings or {}))
+    values = gitops_values(chart, values)
     repo = chart["repository"]
     source_name = chart["chart"]
     if chart.get("chart_path"):
@@ -89,7 +103,7 @@ def argocd_application(chart, values, settings=None):
     """An Argo CD Application installing the chart from its Helm repository with ``values``."""
     s = dict(GITOPS_DEFAULTS, **(settings or {}))
     repo = chart["repository"]
-    helm = {"releaseName": chart["release_name"], "valuesObject": values}
+    helm = {"releaseName": chart["release_name"], "valuesObject": gitops_values(chart, values)}
     if chart.get("chart_path"):
         # The local chart, copied into the GitOps repository by render mode (Argo CD reads a chart in Git as a directory).
         source = {"repoURL": s["argocd_repo_url"], "targetRevision": s["argocd_target_revision"], "path": chart_repo_dir(chart, s), "helm": helm}

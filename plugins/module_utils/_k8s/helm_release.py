@@ -115,6 +115,44 @@ def plan(rel, user_values, owned_values, chart_name, chart_version):
     return {"values": values, "changed": changed, "revision": rel["revision"] if rel else 0, "before": before, "after": after}
 
 
+def _leaf_paths(values, prefix=""):
+    out = []
+    for key in sorted(values, key=str):
+        path = "%s.%s" % (prefix, key) if prefix else "%s" % key
+        if isinstance(values[key], dict) and values[key]:
+            out += _leaf_paths(values[key], path)
+        else:
+            out.append(path)
+    return out
+
+
+def kept_user_keys(user_values, owned_values):
+    """The keys (dotted paths, no values: a value may be a secret) the release's owner set that apply keeps as they are,
+    i.e. those no key this collection owns overrides."""
+    owned = set(_leaf_paths(owned_values or {}))
+
+    def overridden(path):
+        parts = path.split(".")
+        return any(".".join(parts[:i]) in owned for i in range(1, len(parts) + 1)) or any(o.startswith(path + ".") for o in owned)
+
+    return [p for p in _leaf_paths(user_values or {}) if not overridden(p)]
+
+
+def missing_crds(rendered, existing_names):
+    """The CustomResourceDefinitions of ``rendered`` (documents of ``helm template --include-crds`` with the values to
+    apply: the chart's and its enabled sub-charts' crds/) that the cluster lacks, in file order. Helm installs crds/
+    on a first install only; on an upgrade, a sub-chart turned on would bring objects of kinds the cluster does not
+    serve yet, and Helm stops before its pre-upgrade hook could apply them."""
+    existing = set(existing_names or ())
+    seen, out = set(), []
+    for doc in rendered or []:
+        name = (doc.get("metadata") or {}).get("name") if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition" else None
+        if name and name not in existing and name not in seen:
+            seen.add(name)
+            out.append(doc)
+    return out
+
+
 def write_values_file(path, values):
     """Write ``values`` (JSON, which Helm reads as YAML) to ``path``, readable by this user only (0600 from the start,
     never wider): the release owner's values may carry secrets (a custom admission certificate's tlsKey), so they

@@ -6,7 +6,8 @@
 The inventory's overrides (``network_operator_nic_cluster_policy_overrides``) are merged into the rendered
 spec; a key the CRD does not know, or a value of the wrong type, would be pruned silently or refused by the
 API server after phases 1-2 changed the nodes. :func:`schema_problems` checks the merged spec against the
-structural schema of network-operator 26.4.1's CRD (``_k8s.ncp_schema_data``) the way the unit tests'
+structural schema of network-operator 26.4.1's CRD (``_k8s_ncp_schema_data``; 26.7 changed only ``status``, its spec
+schema is the same, which the unit tests check against both CRDs) the way the unit tests'
 jsonschema check does: objects that list ``properties`` are closed (strict field validation), types,
 ``required``, ``enum``, ``pattern``, bounds, ``nullable`` and int-or-string. No dependency on jsonschema,
 which a controller or an execution environment need not have.
@@ -16,7 +17,10 @@ import re
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.ncp_schema_data import NCP_SCHEMA_CHART_VERSION, NCP_SPEC_SCHEMA
 
-__all__ = ["NCP_SCHEMA_CHART_VERSION", "NCP_SPEC_SCHEMA", "schema_problems"]
+__all__ = ["NCP_SCHEMA_CHART_VERSION", "NCP_SCHEMA_CHART_VERSIONS", "NCP_SPEC_SCHEMA", "schema_problems"]
+
+# The chart versions whose NicClusterPolicy CRD has exactly this spec schema (tests/unit/.../test_k8s_ncp_schema.py).
+NCP_SCHEMA_CHART_VERSIONS = (NCP_SCHEMA_CHART_VERSION, "26.7.0-rc.2")
 
 _TYPES = {
     "object": (dict, "a mapping"),

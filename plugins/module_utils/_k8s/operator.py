@@ -18,7 +18,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.common import 
     plain,
     deep_merge,
 )
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.ncp_schema import NCP_SCHEMA_CHART_VERSION, schema_problems
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.ncp_schema import NCP_SCHEMA_CHART_VERSIONS, schema_problems
 
 NCP_API_VERSION = "mellanox.com/v1alpha1"
 NCP_NAME = "nic-cluster-policy"  # the operator only reconciles a NicClusterPolicy with this name
@@ -33,34 +33,35 @@ CHART_REPO_RE = re.compile(r"^(https?|oci)://[A-Za-z0-9\[][^\s'\"`\\\x00-\x1f\x7
 NCP_IPAM_MODES = ("nv-ipam", "whereabouts", "none")
 
 # ---------------------------------------------------------------------------------------------
-# network-operator chart 26.4.1: every image the chart values reference (chart-values.yaml),
+# Every image a network-operator chart's values reference (its values.yaml), per chart version,
 # as (path in values, kind, default). kind "ref": full image reference; "repo": a repository
 # prefix the chart joins with an image name; "repo_full": repository including the image name.
-CHART_IMAGES = {
-    "26.4.1": (
-        (("operator", "repository"), "repo", "nvcr.io/nvidia/cloud-native"),
-        (("operator", "ofedDriver", "initContainer", "repository"), "repo", "nvcr.io/nvidia/mellanox"),
-        (("node-feature-discovery", "image", "repository"), "repo_full", "nvcr.io/nvidia/mellanox/node-feature-discovery"),
-        (("maintenance-operator-chart", "operator", "image", "repository"), "repo", "nvcr.io/nvidia/mellanox"),
-        (("sriov-network-operator", "images", "operator"), "ref", "nvcr.io/nvidia/mellanox/sriov-network-operator:network-operator-v26.4.1"),
-        (
-            ("sriov-network-operator", "images", "sriovConfigDaemon"),
-            "ref",
-            "nvcr.io/nvidia/mellanox/sriov-network-operator-config-daemon:network-operator-v26.4.1",
-        ),
-        (("sriov-network-operator", "images", "sriovCni"), "ref", "nvcr.io/nvidia/mellanox/sriov-cni:network-operator-v26.4.1"),
-        (("sriov-network-operator", "images", "ibSriovCni"), "ref", "nvcr.io/nvidia/mellanox/ib-sriov-cni:network-operator-v26.4.1"),
-        (("sriov-network-operator", "images", "ovsCni"), "ref", "nvcr.io/nvidia/mellanox/ovs-cni-plugin:network-operator-v26.4.1"),
-        (("sriov-network-operator", "images", "rdmaCni"), "ref", "nvcr.io/nvidia/mellanox/rdma-cni:network-operator-v26.4.1"),
-        (
-            ("sriov-network-operator", "images", "sriovDevicePlugin"),
-            "ref",
-            "nvcr.io/nvidia/mellanox/sriov-network-device-plugin:network-operator-v26.4.1",
-        ),
-        (("sriov-network-operator", "images", "sriovDraDriver"), "ref", "nvcr.io/nvidia/mellanox/dra-driver-sriov:network-operator-v26.4.1"),
+
+
+def _chart_images(tag, mellanox, operator_repo):
+    """The image keys of the 26.x charts: NVIDIA's images under ``mellanox`` with ``tag``, the operator under ``operator_repo``."""
+    sriov = (("operator", "sriov-network-operator"), ("sriovConfigDaemon", "sriov-network-operator-config-daemon"), ("sriovCni", "sriov-cni"),
+             ("ibSriovCni", "ib-sriov-cni"), ("ovsCni", "ovs-cni-plugin"), ("rdmaCni", "rdma-cni"),
+             ("sriovDevicePlugin", "sriov-network-device-plugin"), ("sriovDraDriver", "dra-driver-sriov"))
+    return (
+        (("operator", "repository"), "repo", operator_repo),
+        (("operator", "ofedDriver", "initContainer", "repository"), "repo", mellanox),
+        (("node-feature-discovery", "image", "repository"), "repo_full", mellanox + "/node-feature-discovery"),
+        (("maintenance-operator-chart", "operator", "image", "repository"), "repo", mellanox),
+    ) + tuple((("sriov-network-operator", "images", key), "ref", "%s/%s:%s" % (mellanox, image, tag)) for key, image in sriov) + (
         (("sriov-network-operator", "images", "resourcesInjector"), "ref", "ghcr.io/k8snetworkplumbingwg/network-resources-injector:v1.7.0"),
-        (("sriov-network-operator", "images", "webhook"), "ref", "nvcr.io/nvidia/mellanox/sriov-network-operator-webhook:network-operator-v26.4.1"),
-    ),
+        (("sriov-network-operator", "images", "webhook"), "ref", "%s/sriov-network-operator-webhook:%s" % (mellanox, tag)),
+    )
+
+
+CHART_IMAGES = {
+    # chart-values.yaml of ../shared/crds/network-operator-v26.4.1 (tests/unit/.../test_k8s_render.py compares).
+    "26.4.1": _chart_images("network-operator-v26.4.1", "nvcr.io/nvidia/mellanox", "nvcr.io/nvidia/cloud-native"),
+    # The release candidate's chart (../shared/charts) pulls from NVIDIA's staging registry.
+    "26.7.0-rc.2": _chart_images("network-operator-v26.7.0-rc.2", "nvcr.io/nvstaging/mellanox", "nvcr.io/nvstaging/mellanox"),
+    # 26.7.1's chart is not in any snapshot here: its keys are the rc.2 chart's; the registries and tags are those of
+    # NVIDIA's 26.7.1 image list (docs.nvidia.com/networking/display/kubernetes2671/advanced/images-sha256.html).
+    "26.7.1": _chart_images("network-operator-v26.7.1", "nvcr.io/nvidia/mellanox", "nvcr.io/nvidia/cloud-native"),
 }
 
 # Where each chart (and sub-chart) takes its pull secrets, and in which shape.
@@ -78,11 +79,19 @@ CHART_PULL_SECRETS = (
 # network-operator-v<chart version> (tests/unit/.../test_k8s_release_table.py checks that against the
 # charts in ../shared/charts), and NVIDIA's NicClusterPolicy reference for the release uses the same tag
 # for Multus, the CNI plugins, nv-ipam and the RDMA shared device plugin. The DOCA driver is not in the
-# chart: its tag is the release notes' (github.com/Mellanox/network-operator/releases/tag/v<version>).
+# chart: its tag is the release notes' (github.com/Mellanox/network-operator/releases/tag/v<version>), or the
+# release's hack/release.yaml (Mofed) for a release candidate. ``repository`` replaces the components' registry
+# (a release candidate's images are in NVIDIA's staging registry). ``ofed_driver: None``: the DOCA driver tag of
+# that release is not known here, so deploying the driver needs network_operator_images.ofed_driver.version.
 NCP_RELEASES = {
     "26.1.2": {"components_tag": "network-operator-v26.1.2", "ofed_driver": "doca3.3.0-26.01-1.0.0.0-6"},
     "26.4.1": {"components_tag": "network-operator-v26.4.1", "ofed_driver": "doca3.4.1-26.04-1.1.0.0-1"},
+    "26.7.0-rc.2": {"components_tag": "network-operator-v26.7.0-rc.2", "ofed_driver": "doca3.5.0-26.07-0.7.1.0-0",
+                    "repository": "nvcr.io/nvstaging/mellanox"},
+    "26.7.1": {"components_tag": "network-operator-v26.7.1", "ofed_driver": None},
 }
+# Where the release notes name a release's component tags (the fix of a refusal points there).
+RELEASE_NOTES = "https://github.com/Mellanox/network-operator/releases/tag/v%s"
 NCP_COMPONENT_IMAGES = {
     "multus": {"repository": "nvcr.io/nvidia/mellanox", "image": "multus-cni"},
     "cni_plugins": {"repository": "nvcr.io/nvidia/mellanox", "image": "plugins"},
@@ -105,16 +114,31 @@ def release_key(version):
 
 
 def ncp_default_images(version):
-    """Component images of the NicClusterPolicy for a chart version of the release table."""
+    """Component images of the NicClusterPolicy for a chart version of the release table (version "" where unknown)."""
     release = NCP_RELEASES[release_key(version)]
     return {
-        comp: dict(img, version=release["ofed_driver"] if comp == "ofed_driver" else release["components_tag"])
+        comp: dict(img, repository=release.get("repository") or img["repository"],
+                   version=(release["ofed_driver"] or "") if comp == "ofed_driver" else release["components_tag"])
         for comp, img in NCP_COMPONENT_IMAGES.items()
     }
 
 
-# The defaults of the default chart version (kept for callers that read them).
-NCP_DEFAULT_IMAGES = ncp_default_images("26.4.1")
+# The default chart version (roles/network_operator/defaults/main.yml; a unit test keeps the two equal), and its defaults.
+DEFAULT_CHART_VERSION = "26.7.1"
+NCP_DEFAULT_IMAGES = ncp_default_images(DEFAULT_CHART_VERSION)
+
+
+def chart_line(version):
+    """(major, minor) of a chart version (26.7 for 26.7.0-rc.2 and v26.7.1), or None when it is not one."""
+    match = re.match(r"^v?([0-9]+)\.([0-9]+)\.", str(version or ""))
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def has_conditions(version):
+    """Whether the chart's NicClusterPolicy CRD has status.conditions (network-operator 26.7 and later)."""
+    line = chart_line(version)
+    return line is not None and line >= (26, 7)
+
 
 # The role variables each renderer reads. Their defaults are not written here: the caller passes every one (the
 # filters of plugins/filter/k8s_render.py, and the role-argument check, fill in what they were not given from
@@ -294,7 +318,7 @@ def render_chart_reference(cfg=None, values_file="helm-values.yaml"):
         errs.add("(cluster)", "network_operator_release_name", release, "not a valid Helm release name (DNS label, max 53 chars)", "use e.g. network-operator")
     version = cfg["network_operator_chart_version"]
     if _is_unset(version) or not CHART_VERSION_RE.match(str(version)):
-        errs.add("(cluster)", "network_operator_chart_version", version, "not a chart version", "pin an exact chart version, e.g. 26.4.1")
+        errs.add("(cluster)", "network_operator_chart_version", version, "not a chart version", "pin an exact chart version, e.g. %s" % DEFAULT_CHART_VERSION)
     repo, chart = cfg["network_operator_chart_repo_url"], cfg["network_operator_chart_name"]
     if not isinstance(repo, str) or not CHART_REPO_RE.match(repo):
         errs.add(
@@ -456,7 +480,7 @@ def _resolve_images(errs, version, images, deployed):
             )
         if not REPOSITORY_RE.match(img.get("repository", "")):
             errs.add("(cluster)", "network_operator_images.%s.repository" % comp, img.get("repository"), "not a repository", "e.g. nvcr.io/nvidia/mellanox")
-        if not img.get("version") and known:
+        if not img.get("version") and known and dflt["version"]:
             errs.add(
                 "(cluster)",
                 "network_operator_images.%s.version" % comp,
@@ -467,7 +491,19 @@ def _resolve_images(errs, version, images, deployed):
         elif not img.get("version") and comp in deployed:
             untagged.append(comp)
         resolved[comp] = img
-    if untagged:
+    if untagged and known:
+        # A release of the table whose tag for this component is not known here (26.7.1's DOCA driver).
+        errs.add(
+            "(cluster)",
+            "network_operator_chart_version",
+            version,
+            "the release table has no %s tag for chart %s, so %s would have no image tag" % (
+                "/".join(untagged), known, ", ".join(untagged)),
+            "set %s to the tag the release notes give (%s), or pin network_operator_chart_version to one of %s"
+            % (" and ".join("network_operator_images.%s.version" % c for c in untagged), RELEASE_NOTES % known,
+               ", ".join(v for v in sorted(NCP_RELEASES) if NCP_RELEASES[v]["ofed_driver"])),
+        )
+    elif untagged:
         errs.add(
             "(cluster)",
             "network_operator_chart_version",
@@ -498,7 +534,7 @@ def _dig(obj, path):
 
 
 def _check_merged_spec(errs, spec, overrides):
-    """The spec, with the overrides merged in, against the NicClusterPolicy CRD schema (26.4.1)."""
+    """The spec, with the overrides merged in, against the NicClusterPolicy CRD schema (26.4.1's, the same as 26.7's)."""
     for path, problem, allowed in schema_problems(spec):
         parent = path.rsplit(".", 1)[0] if "." in path else ""
         in_override, value = _dig(overrides, path)
@@ -518,7 +554,7 @@ def _check_merged_spec(errs, spec, overrides):
             "(cluster)",
             "network_operator_nic_cluster_policy_overrides.%s" % path if in_override else "NicClusterPolicy spec.%s" % path,
             value,
-            "%s: the merged NicClusterPolicy fails the CRD schema of network-operator %s at spec.%s" % (problem, NCP_SCHEMA_CHART_VERSION, path),
+            "%s: the merged NicClusterPolicy fails the CRD schema of network-operator %s at spec.%s" % (problem, " and ".join(NCP_SCHEMA_CHART_VERSIONS), path),
             fix,
         )
 

@@ -9,11 +9,46 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.common import 
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.operator import NCP_NAME
 
 
-def ncp_unready_components(policy):
-    """Describe why a NicClusterPolicy (as returned by k8s_info) is not ready yet."""
-    if not policy:
+# network-operator 26.7 (api/v1alpha1/nicclusterpolicyconditions.go): the <Component>Ready condition of each component the
+# spec enables, by the spec section that enables it; the aggregate condition is Ready.
+NCP_CONDITION_COMPONENTS = {
+    "OFEDDriverReady": "ofedDriver",
+    "RDMASharedDevicePluginReady": "rdmaSharedDevicePlugin",
+    "SRIOVDevicePluginReady": "sriovDevicePlugin",
+    "IBKubernetesReady": "ibKubernetes",
+    "MultusCNIReady": "secondaryNetwork.multus",
+    "CNIPluginsReady": "secondaryNetwork.cniPlugins",
+    "IPoIBCNIReady": "secondaryNetwork.ipoib",
+    "NVIPAMReady": "nvIpam",
+    "NICFeatureDiscoveryReady": "nicFeatureDiscovery",
+    "DOCATelemetryServiceReady": "docaTelemetryService",
+    "NICConfigurationOperatorReady": "nicConfigurationOperator",
+    "SpectrumXOperatorReady": "spectrumXOperator",
+}
+NCP_NO_STATUS = "no status yet: no network-operator has reconciled it"
+
+
+def ncp_uses_conditions(policy, conditions=None):
+    """Whether the wait judges ``status.conditions``: ``conditions`` says whether the chart's CRD has them (26.7 and later);
+    None decides by the object (a policy that carries conditions)."""
+    if conditions is not None:
+        return bool(conditions)
+    return bool(((policy or {}).get("status") or {}).get("conditions"))
+
+
+def ncp_unready_components(policy, conditions=None):
+    """Describe why a NicClusterPolicy (as returned by k8s_info) is not ready yet.
+
+    From network-operator 26.7 (``conditions`` true, or None and the policy carries them) by its conditions: each
+    ``<Component>Ready`` that is not True, with the component, reason and message, and conditions older than the spec
+    (``observedGeneration``); before 26.7 by ``status.state`` and ``appliedStates``."""
+    if not policy or not policy.get("metadata") and not policy.get("status"):
         return ["NicClusterPolicy %s not found" % NCP_NAME]
     status = policy.get("status") or {}
+    if not status:
+        return [NCP_NO_STATUS]
+    if ncp_uses_conditions(policy, conditions):
+        return _condition_problems(policy, status)
     out = []
     for st in status.get("appliedStates") or []:
         if st.get("state") not in ("ready", "ignore"):
@@ -22,6 +57,45 @@ def ncp_unready_components(policy):
     if status.get("state") != "ready" and not out:
         out.append("state=%s%s" % (status.get("state", "unset"), (" reason: %s" % status["reason"]) if status.get("reason") else ""))
     return out
+
+
+def _condition_problems(policy, status):
+    conds = {c.get("type"): c for c in status.get("conditions") or [] if isinstance(c, dict)}
+    ready = conds.get("Ready")
+    if ready is None:
+        # A status without conditions on a 26.7 CRD was written by an older operator (before an upgrade reached it).
+        return ["no Ready condition yet: the network-operator 26.7 has not reconciled it (status.state=%s)" % (status.get("state") or "unset")]
+    out = []
+    generation = (policy.get("metadata") or {}).get("generation")
+    seen = ready.get("observedGeneration")
+    if generation and seen is not None and seen < generation:
+        out.append("not reconciled since the last change: its conditions are of generation %s, the policy is at %s" % (seen, generation))
+    for ctype in sorted(conds):
+        cond = conds[ctype]
+        if ctype == "Ready" or cond.get("status") == "True":
+            continue
+        out.append("%s not ready (%s=%s, %s)%s" % (NCP_CONDITION_COMPONENTS.get(ctype, ctype), ctype, cond.get("status") or "Unknown",
+                                                   cond.get("reason") or "no reason", (": %s" % cond["message"]) if cond.get("message") else ""))
+    if not out and ready.get("status") != "True":
+        out.append("Ready=%s (%s)%s" % (ready.get("status") or "Unknown", ready.get("reason") or "no reason",
+                                        (": %s" % ready["message"]) if ready.get("message") else ""))
+    return out
+
+
+def ncp_summary(policy, conditions=None):
+    """The NicClusterPolicy's part of a progress line."""
+    if not policy:
+        return "NicClusterPolicy absent"
+    status = policy.get("status") or {}
+    if not status:
+        return "NicClusterPolicy without status"
+    if ncp_uses_conditions(policy, conditions):
+        conds = [c for c in status.get("conditions") or [] if isinstance(c, dict)]
+        ready = next((c for c in conds if c.get("type") == "Ready"), None)
+        parts = [c for c in conds if c.get("type") != "Ready"]
+        return "NicClusterPolicy Ready=%s, %d/%d components ready" % (
+            (ready or {}).get("status") or "unset", sum(1 for c in parts if c.get("status") == "True"), len(parts))
+    return "NicClusterPolicy %s" % (status.get("state") or "without state")
 
 
 def deployments_unavailable(deployments):

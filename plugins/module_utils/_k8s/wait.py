@@ -14,6 +14,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.sriov import S
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.status import (
     allocatable_mismatches,
     deployments_unavailable,
+    ncp_summary,
     ncp_unready_components,
     sriov_node_states_draining,
     sriov_node_states_failed,
@@ -61,10 +62,11 @@ def reads_for(check, namespace, expected, first=False):
     raise ValueError("unknown check %r" % check)
 
 
-def judge(check, resources, expected):
-    """Judge one poll. ``resources`` maps each read of :func:`reads_for` to the objects it returned."""
+def judge(check, resources, expected, conditions=None):
+    """Judge one poll. ``resources`` maps each read of :func:`reads_for` to the objects it returned. ``conditions``
+    (nic_cluster_policy): whether the chart's NicClusterPolicy CRD has status.conditions (None: as the object shows)."""
     if check == "nic_cluster_policy":
-        return _judge_ncp(resources)
+        return _judge_ncp(resources, conditions)
     if check == "sriov_sync":
         return _judge_sriov(resources, expected)
     if check == "sriov_drain":
@@ -80,16 +82,15 @@ def _shorten(problems):
     return "%s; (+%d more)" % ("; ".join(problems[:SHOWN]), len(problems) - SHOWN)
 
 
-def _judge_ncp(resources):
+def _judge_ncp(resources, conditions=None):
     ncp = (resources.get("ncp") or [None])[0]
     deployments = resources.get("deployments") or []
-    pending = ncp_unready_components(ncp or {})
+    pending = ncp_unready_components(ncp or {}, conditions)
     unavailable = deployments_unavailable(deployments)
     ready = len(deployments) - len(unavailable)
     if not deployments:
         unavailable = ["no Deployment in the operator namespace yet (is the Helm release installed there?)"]
-    state = ((ncp or {}).get("status") or {}).get("state") or "absent"
-    summary = "NicClusterPolicy %s, deployments %d/%d available" % (state, ready, len(deployments))
+    summary = "%s, deployments %d/%d available" % (ncp_summary(ncp, conditions), ready, len(deployments))
     problems = pending + unavailable
     if problems:
         summary += ": " + _shorten(problems)

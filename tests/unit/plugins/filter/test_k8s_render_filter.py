@@ -83,7 +83,7 @@ def test_network_operator_filters_raise_filter_errors():
     with pytest.raises(AnsibleFilterError, match="network_operator_ipam"):
         FILTERS["nic_cluster_policy"]({"network_operator_ipam": "bogus"})
     assert FILTERS["network_operator_helm_values"]({})["sriovNetworkOperator"] == {"enabled": True}
-    assert FILTERS["network_operator_chart_reference"]({})["version"] == "26.4.1"
+    assert FILTERS["network_operator_chart_reference"]({})["version"] == "26.7.1"
 
 
 def test_yaml_documents_round_trip():

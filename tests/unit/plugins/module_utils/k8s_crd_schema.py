@@ -2,7 +2,9 @@
 
 Used by the unit tests (test_k8s_crd_schema.py) and by molecule/k8s_render/verify.yml:
 
-    python tests/unit/plugins/module_utils/k8s_crd_schema.py <file-or-dir>...
+    python tests/unit/plugins/module_utils/k8s_crd_schema.py [--chart-version 26.7.1] <file-or-dir>...
+
+against the CRDs of that chart version's line (CRD_LINES; default the default chart's, 26.7).
 
 The CRD directory is ``$GPUFABRIC_CRDS_DIR``; when it is unset (or empty), ``<repo>/../shared/crds``
 if that exists; otherwise ``<repo>/.cache/crds``, filled on first use by
@@ -95,13 +97,49 @@ def _strict(node):
     return out
 
 
-def load_crds(path=None):
-    """Return {(apiVersion, kind): {"schema", "scope", "file"}} for every served CRD version under path."""
+# The CRDs of each network-operator line, as directories of the CRD directory. The line's directories are the only ones
+# read: two lines define the same kinds (NicClusterPolicy gained status.conditions in 26.7), and which one a walk of the
+# whole directory met first used to depend on the file system's order. The default is the default chart's line
+# (roles/network_operator/defaults/main.yml: 26.7.1; 26.7.0-rc.2 stands in for it, as no snapshot holds the GA tag).
+CRD_LINES = {
+    "26.4": ("sriov-network-operator-v1.6.0", "network-operator-v26.4.1", "nv-ipam-network-operator-v26.4.1",
+             "nic-configuration-operator-network-operator-v26.4.1", "gitops"),
+    "26.7": ("network-operator-v26.7.0-rc.2", "gitops"),
+}
+DEFAULT_LINE = "26.7"
+
+
+def crd_line(chart_version):
+    """The CRD line of a chart version: 26.7 for 26.7.x (and later), else 26.4 (the oldest line with CRDs here)."""
+    parts = str(chart_version).lstrip("v").split(".")
+    try:
+        return "26.7" if (int(parts[0]), int(parts[1])) >= (26, 7) else "26.4"
+    except (ValueError, IndexError):
+        raise CrdError("%r is not a chart version (e.g. 26.7.1)" % (chart_version,)) from None
+
+
+def _roots(path, line):
+    """The directories to read: the line's under a CRD directory, or ``path`` itself when it is one operator's directory."""
+    known = {d for dirs in CRD_LINES.values() for d in dirs}
+    if not any(os.path.isdir(os.path.join(path, d)) for d in known):
+        return [path]
+    missing = [d for d in CRD_LINES[line] if not os.path.isdir(os.path.join(path, d))]
+    if missing:
+        raise CrdError("%s lacks %s, the CRDs of network-operator %s. %s" % (path, ", ".join(missing), line, missing_dir_message(path)))
+    return [os.path.join(path, d) for d in CRD_LINES[line]]
+
+
+def load_crds(path=None, line=DEFAULT_LINE):
+    """Return {(apiVersion, kind): {"schema", "scope", "file"}} for every served CRD version of network-operator ``line``
+    (a key of CRD_LINES) under path, or under path itself when it holds one operator's CRDs."""
     path = path or crds_dir()
     if not os.path.isdir(path):
         raise CrdError(missing_dir_message(path))
+    if line not in CRD_LINES:
+        raise CrdError("unknown network-operator line %r (known: %s)" % (line, ", ".join(sorted(CRD_LINES))))
     found = {}
-    for root, _dirs, files in os.walk(path):
+    for root, dirs, files in (w for r in _roots(path, line) for w in os.walk(r)):
+        dirs.sort()
         for name in sorted(files):
             if not name.endswith((".yaml", ".yml")):
                 continue
@@ -169,11 +207,14 @@ def iter_documents(paths):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
+    line = DEFAULT_LINE
+    if argv[:1] == ["--chart-version"] and len(argv) > 1:
+        line, argv = crd_line(argv[1]), argv[2:]
     if not argv:
-        print("usage: k8s_crd_schema.py <file-or-dir>...", file=sys.stderr)
+        print("usage: k8s_crd_schema.py [--chart-version <network-operator chart version>] <file-or-dir>...", file=sys.stderr)
         return 2
     try:
-        crds = load_crds()
+        crds = load_crds(line=line)
     except CrdError as exc:
         print(str(exc), file=sys.stderr)
         return 1
@@ -192,7 +233,8 @@ def main(argv=None):
         checked += 1
     for p in problems:
         print(p, file=sys.stderr)
-    print("schema-checked %d custom resources (%d non-resource documents), %d problems" % (checked, other, len(problems)))
+    print("schema-checked %d custom resources (%d non-resource documents), %d problems (network-operator %s CRDs)" % (
+        checked, other, len(problems), line))
     if unchecked:
         print("not schema-checked (no schema available here): %s" % ", ".join(sorted(unchecked)))
     return 1 if problems or checked == 0 else 0

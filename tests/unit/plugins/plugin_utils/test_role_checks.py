@@ -101,7 +101,7 @@ def test_network_operator_defaults_pass(tmp_path):
      'network_operator_airgap.image_pull_secrets', 'must be a list of Secret names'),
     ({'network_operator_images': {'multus': {'version': ''}}}, 'network_operator_images.multus.version', 'version (image tag) is empty'),
     ({'network_operator_nic_cluster_policy_overrides': {'tolerations': 'gpu'}}, 'network_operator_nic_cluster_policy_overrides.tolerations',
-     'must be a list, not str: the merged NicClusterPolicy fails the CRD schema of network-operator 26.4.1 at spec.tolerations'),
+     'must be a list, not str: the merged NicClusterPolicy fails the CRD schema of network-operator 26.4.1 and 26.7.0-rc.2 at spec.tolerations'),
 ])
 def test_network_operator_values(kw, field, problem):
     assert (field, problem) in [(f, p) for f, _v, p in _no_problems(**kw)]

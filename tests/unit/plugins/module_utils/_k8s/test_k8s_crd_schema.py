@@ -56,6 +56,8 @@ VARIANTS = [
             op.render_nic_cluster_policy(
                 ncp_defaults({
                     "network_operator_ofed_driver": True,
+                    # 26.7.1's DOCA driver tag is not in the release table: a user deploying the driver gives it.
+                    "network_operator_images": {"ofed_driver": {"version": "doca3.5.0-26.07-0.7.1.0-0"}},
                     "network_operator_rdma_shared_device_plugin": True,
                     "network_operator_nv_ipam_enable_webhook": True,
                     "network_operator_airgap": {"registry": "registry.local:5000/mirror", "image_pull_secrets": ["mirror-pull"]},

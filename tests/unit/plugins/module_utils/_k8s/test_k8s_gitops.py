@@ -20,6 +20,8 @@ from role_fallbacks import helm_defaults
 
 CHART = op.render_chart_reference(helm_defaults({}))
 VALUES = op.render_helm_values(helm_defaults({}))
+# What a GitOps tool installs the default chart (26.7.1) with: its keep-ncp hook off (the chart's README for GitOps).
+GITOPS_VALUES = dict(VALUES, keepNCP=False)
 
 
 def test_flux_release_installs_the_pinned_chart_with_the_values():
@@ -34,11 +36,11 @@ def test_flux_release_installs_the_pinned_chart_with_the_values():
     spec = release["spec"]
     assert spec["chart"]["spec"] == {
         "chart": "network-operator",
-        "version": "26.4.1",
+        "version": "26.7.1",
         "sourceRef": {"kind": "HelmRepository", "name": "network-operator", "namespace": "flux-system"},
     }
     assert (spec["releaseName"], spec["targetNamespace"]) == ("network-operator", "nvidia-network-operator")
-    assert spec["values"] == VALUES
+    assert spec["values"] == GITOPS_VALUES
     # The Namespace comes labelled from the roots; one made by Helm would lack the Pod Security labels.
     assert spec["install"] == {"createNamespace": False, "crds": "CreateReplace"}
 
@@ -60,8 +62,8 @@ def test_argocd_application():
     assert app["spec"]["source"] == {
         "repoURL": "https://helm.ngc.nvidia.com/nvidia",
         "chart": "network-operator",
-        "targetRevision": "26.4.1",
-        "helm": {"releaseName": "network-operator", "valuesObject": VALUES},
+        "targetRevision": "26.7.1",
+        "helm": {"releaseName": "network-operator", "valuesObject": GITOPS_VALUES},
     }
     assert app["spec"]["destination"] == {"server": "https://kubernetes.default.svc", "namespace": "nvidia-network-operator"}
     assert app["spec"]["syncPolicy"]["syncOptions"] == ["ServerSideApply=true"]
@@ -149,7 +151,7 @@ def test_a_local_chart_is_read_from_the_gitops_repository(crds):
         "repoURL": "https://git.example.com/gitops.git",
         "targetRevision": "HEAD",
         "path": "./gpu/charts/network-operator",
-        "helm": {"releaseName": "network-operator", "valuesObject": VALUES},
+        "helm": {"releaseName": "network-operator", "valuesObject": GITOPS_VALUES},
     }
     roots = g.gitops_roots(chart, VALUES, NAMESPACE, DIRS, settings)
     assert [d["kind"] for d in roots["flux/release"]["helm-release.yaml"]] == ["HelmRelease"]
@@ -160,4 +162,22 @@ def test_a_local_chart_is_read_from_the_gitops_repository(crds):
 def test_the_default_chart_reference_is_unchanged_without_a_local_chart():
     assert "chart_path" not in CHART
     assert CHART["helm_command"] == ("helm upgrade --install network-operator network-operator --repo https://helm.ngc.nvidia.com/nvidia "
-                                     "--version 26.4.1 --namespace nvidia-network-operator --create-namespace -f helm-values.yaml")
+                                     "--version 26.7.1 --namespace nvidia-network-operator --create-namespace -f helm-values.yaml")
+
+
+@pytest.mark.parametrize("version,keep", [("26.4.1", None), ("26.7.0-rc.2", False), ("26.7.1", False), ("v26.10.0", False)])
+def test_keep_ncp_is_off_for_gitops_from_26_7(version, keep):
+    """26.7's chart runs a keep-ncp hook on install and upgrade; Argo CD runs hooks on every sync (network-operator#2956) and
+    the chart's README tells a first GitOps install to set keepNCP: false. Older charts have no such value."""
+    chart = op.render_chart_reference(helm_defaults({"network_operator_chart_version": version}))
+    (_source, release) = g.flux_helm_release(chart, VALUES)
+    app = g.argocd_application(chart, VALUES)
+    for values in (release["spec"]["values"], app["spec"]["source"]["helm"]["valuesObject"]):
+        assert values.get("keepNCP") is keep
+        assert {k: v for k, v in values.items() if k != "keepNCP"} == VALUES
+
+
+def test_keep_ncp_set_by_the_user_is_kept():
+    values = op.render_helm_values(helm_defaults({"network_operator_helm_values_overrides": {"keepNCP": True}}))
+    (_source, release) = g.flux_helm_release(CHART, values)
+    assert release["spec"]["values"]["keepNCP"] is True

@@ -120,3 +120,26 @@ def test_the_values_to_apply_are_written_for_this_user_only(tmp_path):
     assert hr.write_values_file(str(path), values) == str(path)
     assert path.stat().st_mode & 0o777 == 0o600
     assert json.loads(path.read_text()) == values
+
+
+def test_the_users_keys_kept_are_named_without_their_values():
+    user = {"operator": {"nodeSelector": {"site-owner": "keep-me"}, "admissionController": {"certificate": {"tlsKey": "s3cret"}}},
+            "sriovNetworkOperator": {"enabled": False}, "imagePullSecrets": ["mine"]}
+    owned = {"sriovNetworkOperator": {"enabled": True}, "nfd": {"enabled": True}, "imagePullSecrets": ["pull"]}
+    kept = hr.kept_user_keys(user, owned)
+    assert kept == ["operator.admissionController.certificate.tlsKey", "operator.nodeSelector.site-owner"]
+    assert "s3cret" not in repr(kept)
+    assert hr.kept_user_keys({}, owned) == []
+
+
+def test_the_crds_a_sub_chart_turned_on_brings_are_those_the_cluster_lacks():
+    """helm template --include-crds with the values to apply gives the chart's and its enabled sub-charts' CRDs; the ones
+    the cluster already has are left to the chart's hook (it updates them)."""
+    def crd(name):
+        return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": name}}
+    rendered = [crd("nicclusterpolicies.mellanox.com"), {"kind": "Deployment", "metadata": {"name": "network-operator"}},
+                crd("sriovoperatorconfigs.sriovnetwork.openshift.io"), crd("sriovnetworks.sriovnetwork.openshift.io"), None,
+                crd("sriovnetworks.sriovnetwork.openshift.io")]
+    missing = hr.missing_crds(rendered, ["nicclusterpolicies.mellanox.com"])
+    assert [m["metadata"]["name"] for m in missing] == ["sriovoperatorconfigs.sriovnetwork.openshift.io", "sriovnetworks.sriovnetwork.openshift.io"]
+    assert hr.missing_crds(rendered, [d["metadata"]["name"] for d in rendered if d and d["kind"] == "CustomResourceDefinition"]) == []

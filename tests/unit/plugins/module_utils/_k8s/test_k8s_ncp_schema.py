@@ -17,23 +17,37 @@ from k8s_crd_schema import crds_dir, load_crds
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s import common
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s import operator as op
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.ncp_schema import NCP_SCHEMA_CHART_VERSION, NCP_SPEC_SCHEMA, schema_problems
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.ncp_schema import (
+    NCP_SCHEMA_CHART_VERSION,
+    NCP_SCHEMA_CHART_VERSIONS,
+    NCP_SPEC_SCHEMA,
+    schema_problems,
+)
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "crds"))
 import gen_ncp_schema  # noqa: E402
 from role_fallbacks import helm_defaults, ncp_defaults
 
 CRD_FILE = "network-operator-v%s/mellanox.com_nicclusterpolicies.yaml" % NCP_SCHEMA_CHART_VERSION
+# 26.7.1's DOCA driver tag is not in the release table: a user deploying the driver gives it.
+OFED_TAG = {"ofed_driver": {"version": "doca3.5.0-26.07-0.7.1.0-0"}}
 
 
 def test_the_embedded_schema_is_the_crds():
     assert gen_ncp_schema.spec_schema(os.path.join(crds_dir(), CRD_FILE)) == NCP_SPEC_SCHEMA
 
 
+def test_26_7_has_the_same_spec_schema():
+    """26.7 added status.conditions only: its spec schema is the embedded one, so the check holds for both lines."""
+    assert NCP_SCHEMA_CHART_VERSIONS == ("26.4.1", "26.7.0-rc.2")
+    path = os.path.join(crds_dir(), "network-operator-v26.7.0-rc.2", "network-operator", "mellanox.com_nicclusterpolicies.yaml")
+    assert gen_ncp_schema.spec_schema(path) == NCP_SPEC_SCHEMA
+
+
 def _full():
     return op.render_nic_cluster_policy(
         ncp_defaults({"network_operator_ofed_driver": True, "network_operator_rdma_shared_device_plugin": True,
-                      "network_operator_airgap": {"image_pull_secrets": ["p"]}}))
+                      "network_operator_images": OFED_TAG, "network_operator_airgap": {"image_pull_secrets": ["p"]}}))
 
 
 # (id, overrides merged into the spec, valid?)
@@ -70,6 +84,7 @@ def test_bad_overrides_are_refused_before_anything_applies(overrides, valid):
     cfg = {
         "network_operator_ofed_driver": True,
         "network_operator_rdma_shared_device_plugin": True,
+        "network_operator_images": OFED_TAG,
         "network_operator_airgap": {"image_pull_secrets": ["p"]},
         "network_operator_nic_cluster_policy_overrides": copy.deepcopy(overrides),
     }
@@ -80,7 +95,7 @@ def test_bad_overrides_are_refused_before_anything_applies(overrides, valid):
         op.render_nic_cluster_policy(ncp_defaults(cfg))
     for err in info.value.errors:
         assert err["host"] == "(cluster)" and err["field"].startswith("network_operator_nic_cluster_policy_overrides."), err
-        assert "fails the CRD schema of network-operator 26.4.1" in err["problem"] and err["fix"]
+        assert "fails the CRD schema of network-operator 26.4.1 and 26.7.0-rc.2" in err["problem"] and err["fix"]
 
 
 def test_an_unknown_key_is_named_with_the_fields_the_crd_knows_there():
@@ -89,7 +104,7 @@ def test_an_unknown_key_is_named_with_the_fields_the_crd_knows_there():
     (err,) = info.value.errors
     assert err["message"] == (
         "(cluster): network_operator_nic_cluster_policy_overrides.nvIpam.enableWebhok=true: is not a field of the CRD: "
-        "the merged NicClusterPolicy fails the CRD schema of network-operator 26.4.1 at spec.nvIpam.enableWebhok. "
+        "the merged NicClusterPolicy fails the CRD schema of network-operator 26.4.1 and 26.7.0-rc.2 at spec.nvIpam.enableWebhok. "
         "Fix: remove it from network_operator_nic_cluster_policy_overrides, or use a field the CRD knows at spec.nvIpam: "
         "containerResources, enableWebhook, image, imagePullSecrets, repository, version"
     )
@@ -109,7 +124,7 @@ HOSTILE_URL = "https://charts.example/nv?a=1&b=$(touch${IFS}%s);x|y>z`id`"
 def test_helm_command_is_unchanged_for_the_default_chart():
     ref = op.render_chart_reference(helm_defaults({}))
     assert ref["helm_command"] == (
-        "helm upgrade --install network-operator network-operator --repo https://helm.ngc.nvidia.com/nvidia --version 26.4.1 "
+        "helm upgrade --install network-operator network-operator --repo https://helm.ngc.nvidia.com/nvidia --version 26.7.1 "
         "--namespace nvidia-network-operator --create-namespace -f helm-values.yaml"
     )
 

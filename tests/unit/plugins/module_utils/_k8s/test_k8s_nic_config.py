@@ -301,11 +301,11 @@ def test_the_nic_cluster_policy_deploys_the_nic_configuration_operator_when_aske
     assert "nicConfigurationOperator" not in op.render_nic_cluster_policy(ncp_defaults({}))["spec"]
     ncp = op.render_nic_cluster_policy(ncp_defaults({"network_operator_nic_configuration_operator": True}))
     assert ncp["spec"]["nicConfigurationOperator"] == {
-        "operator": {"image": "nic-configuration-operator", "repository": "nvcr.io/nvidia/mellanox", "version": "network-operator-v26.4.1"},
+        "operator": {"image": "nic-configuration-operator", "repository": "nvcr.io/nvidia/mellanox", "version": "network-operator-v26.7.1"},
         "configurationDaemon": {
             "image": "nic-configuration-operator-daemon",
             "repository": "nvcr.io/nvidia/mellanox",
-            "version": "network-operator-v26.4.1",
+            "version": "network-operator-v26.7.1",
         },
         "logLevel": "info",
     }

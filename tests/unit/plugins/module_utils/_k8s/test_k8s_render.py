@@ -621,7 +621,7 @@ def test_helm_values_overrides_deep_merge_and_win():
 def test_airgap_relocates_every_chart_image_and_sets_pull_secrets():
     values = op.render_helm_values(helm_defaults({"network_operator_airgap": {"registry": "reg.local:5000/mirror", "image_pull_secrets": ["pull"]}}))
     refs = []
-    for path, _kind, _default in op.CHART_IMAGES["26.4.1"]:
+    for path, _kind, _default in op.CHART_IMAGES[op.DEFAULT_CHART_VERSION]:
         node = values
         for k in path:
             node = node[k]
@@ -643,9 +643,11 @@ def test_nfd_off_also_turns_off_the_node_feature_rule():
     assert values["nfd"] == {"enabled": False, "deployNodeFeatureRules": False}
 
 
-def test_airgap_table_covers_every_image_key_of_the_shared_chart_values():
-    """Every image/repository key of chart-values.yaml 26.4.1 must be relocated by the airgap table."""
-    path = os.path.join(crds_dir(), "network-operator-v26.4.1", "chart-values.yaml")
+@pytest.mark.parametrize("version,values_file", [("26.4.1", "network-operator-v26.4.1/chart-values.yaml"),
+                                                 ("26.7.0-rc.2", "network-operator-v26.7.0-rc.2/network-operator/chart-values.yaml")])
+def test_airgap_table_covers_every_image_key_of_the_shared_chart_values(version, values_file):
+    """Every image/repository key of the chart's values.yaml must be relocated by the airgap table."""
+    path = os.path.join(crds_dir(), values_file)
     if not os.path.exists(path):
         pytest.fail("chart values %s not found; set GPUFABRIC_CRDS_DIR (see k8s_crd_schema.py)" % path)
     with open(path) as fh:
@@ -660,13 +662,24 @@ def test_airgap_table_covers_every_image_key_of_the_shared_chart_values():
             found.add(trail)
 
     walk(values, ())
-    table = {path for path, _k, _d in op.CHART_IMAGES["26.4.1"]}
+    table = {path for path, _k, _d in op.CHART_IMAGES[version]}
     assert found == table
-    for path, _kind, default in op.CHART_IMAGES["26.4.1"]:
+    for path, _kind, default in op.CHART_IMAGES[version]:
         node = values
         for k in path:
             node = node[k]
         assert node == default
+
+
+def test_the_26_7_1_image_list_is_the_rc_charts_keys_in_the_ga_registries():
+    """26.7.1's chart is in no snapshot: its keys are rc.2's, its images NVIDIA's GA registries with the 26.7.1 tag."""
+    rc, ga = op.CHART_IMAGES["26.7.0-rc.2"], op.CHART_IMAGES["26.7.1"]
+    assert [(p, k) for p, k, _d in rc] == [(p, k) for p, k, _d in ga]
+    for (_p, _k, rc_default), (path, _kind, ga_default) in zip(rc, ga):
+        if path == ("operator", "repository"):
+            assert ga_default == "nvcr.io/nvidia/cloud-native"
+        else:
+            assert ga_default == rc_default.replace("nvcr.io/nvstaging/mellanox", "nvcr.io/nvidia/mellanox").replace("v26.7.0-rc.2", "v26.7.1")
 
 
 def test_relocate_image_flatten():
@@ -680,7 +693,7 @@ def test_airgap_flattened_chart_values_give_registry_slash_image():
     values = op.render_helm_values(helm_defaults({"network_operator_airgap": {"registry": "m.local/nv", "preserve_path": False}}))
     assert values["operator"]["repository"] == "m.local/nv"
     assert values["node-feature-discovery"]["image"]["repository"] == "m.local/nv/node-feature-discovery"
-    assert values["sriov-network-operator"]["images"]["sriovCni"] == "m.local/nv/sriov-cni:network-operator-v26.4.1"
+    assert values["sriov-network-operator"]["images"]["sriovCni"] == "m.local/nv/sriov-cni:network-operator-v26.7.1"
     assert "imagePullSecrets" not in values
 
 
@@ -694,7 +707,7 @@ def test_airgap_flattened_chart_values_give_registry_slash_image():
         ),
         (
             {"network_operator_chart_version": "25.1.0", "network_operator_airgap": {"registry": "reg.local"}},
-            '(cluster): network_operator_chart_version="25.1.0": the image list for air-gapped relocation is only known for chart 26.4.1. '
+            '(cluster): network_operator_chart_version="25.1.0": the image list for air-gapped relocation is only known for chart 26.4.1, 26.7.0-rc.2, 26.7.1. '
             "Fix: pin network_operator_chart_version to a known version, or add the chart's image keys to CHART_IMAGES "
             "in plugins/module_utils/_k8s/operator.py",
         ),
@@ -715,11 +728,11 @@ def test_chart_reference():
     assert ref["repository"] == "https://helm.ngc.nvidia.com/nvidia"
     assert (ref["chart"], ref["version"], ref["release_name"], ref["namespace"]) == (
         "network-operator",
-        "26.4.1",
+        "26.7.1",
         "network-operator",
         "nvidia-network-operator",
     )
-    assert ref["helm_command"].startswith("helm upgrade --install network-operator network-operator --repo https://helm.ngc.nvidia.com/nvidia --version 26.4.1")
+    assert ref["helm_command"].startswith("helm upgrade --install network-operator network-operator --repo https://helm.ngc.nvidia.com/nvidia --version 26.7.1")
     with pytest.raises(common.RenderValidationError) as info:
         op.render_chart_reference(helm_defaults({"network_operator_namespace": "Bad_NS", "network_operator_chart_version": "latest"}))
     assert len(info.value.errors) == 2
@@ -729,7 +742,7 @@ def test_nic_cluster_policy_default():
     ncp = op.render_nic_cluster_policy(ncp_defaults({}))
     assert ncp["metadata"] == {"name": "nic-cluster-policy"}
     assert set(ncp["spec"]) == {"secondaryNetwork", "nvIpam"}
-    assert ncp["spec"]["secondaryNetwork"]["multus"] == {"image": "multus-cni", "repository": "nvcr.io/nvidia/mellanox", "version": "network-operator-v26.4.1"}
+    assert ncp["spec"]["secondaryNetwork"]["multus"] == {"image": "multus-cni", "repository": "nvcr.io/nvidia/mellanox", "version": "network-operator-v26.7.1"}
     assert ncp["spec"]["nvIpam"]["enableWebhook"] is False
 
 
@@ -740,7 +753,8 @@ def test_nic_cluster_policy_full():
             "network_operator_ofed_driver": True,
             "network_operator_rdma_shared_device_plugin": True,
             "network_operator_airgap": {"registry": "reg.local", "preserve_path": False, "image_pull_secrets": ["pull"]},
-            "network_operator_images": {"multus": {"version": "v4.1.0"}},
+            # 26.7.1's DOCA driver tag is not in the release table: a user deploying the driver gives it.
+            "network_operator_images": {"multus": {"version": "v4.1.0"}, "ofed_driver": {"version": "doca3.5.0-26.07-0.7.1.0-0"}},
             "network_operator_nic_cluster_policy_overrides": {"ofedDriver": {"forcePrecompiled": True}},
         }))
     spec = ncp["spec"]

@@ -3,6 +3,7 @@
 from test_k8s_render import PF, render
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s import wait as w
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s import operator as op
 
 
 def _synced_state(name, num_vfs=8, mtu=9000):
@@ -86,6 +87,81 @@ def test_ncp_needs_ready_policy_and_available_deployments():
     assert verdict.summary == "NicClusterPolicy absent, deployments 1/1 available: NicClusterPolicy nic-cluster-policy not found"
     verdict = w.judge("nic_cluster_policy", {"ncp": [ncp], "deployments": []}, [])
     assert verdict.pending == ["no Deployment in the operator namespace yet (is the Helm release installed there?)"]
+
+
+DEPLOYMENTS = [{"metadata": {"name": "network-operator"}, "spec": {"replicas": 1}, "status": {"availableReplicas": 1}}]
+
+
+def _cond(ctype, status="True", reason="ComponentReady", message="", generation=2):
+    return {"type": ctype, "status": status, "reason": reason, "message": message, "observedGeneration": generation,
+            "lastTransitionTime": "2026-12-01T10:00:00Z"}
+
+
+def _ncp_267(*conds, generation=2, state="notReady"):
+    """A NicClusterPolicy as network-operator 26.7 writes its status (controllers/conditions.go, nic_policy_helpers.go)."""
+    return {"metadata": {"name": "nic-cluster-policy", "generation": generation},
+            "status": {"state": state, "appliedStates": [{"name": "state-multus-cni", "state": "ready"}], "conditions": list(conds)}}
+
+
+def test_a_policy_without_status_is_not_called_absent():
+    """Issue 41: a policy that exists but has no status yet said "NicClusterPolicy absent"."""
+    ncp = {"metadata": {"name": "nic-cluster-policy", "generation": 1}, "spec": {}}
+    for chart_version in (None, False, True):
+        verdict = w.judge("nic_cluster_policy", {"ncp": [ncp], "deployments": DEPLOYMENTS}, [], chart_version)
+        assert verdict.pending == ["no status yet: no network-operator has reconciled it"]
+        assert verdict.summary == ("NicClusterPolicy without status, deployments 1/1 available: "
+                                   "no status yet: no network-operator has reconciled it")
+        assert "absent" not in verdict.summary
+
+
+def test_26_7_is_judged_by_its_conditions():
+    ready = _ncp_267(_cond("MultusCNIReady"), _cond("NVIPAMReady"), _cond("Ready", reason="AllComponentsReady"), state="ready")
+    verdict = w.judge("nic_cluster_policy", {"ncp": [ready], "deployments": DEPLOYMENTS}, [], True)
+    assert verdict.done and verdict.summary == "NicClusterPolicy Ready=True, 2/2 components ready, deployments 1/1 available"
+
+    # Not ready: the component named by its spec section, with the condition's reason and message.
+    pending = _ncp_267(_cond("MultusCNIReady"), _cond("NVIPAMReady", "False", "ComponentNotReady", "DaemonSet nv-ipam-node: 0/2 ready"),
+                       _cond("OFEDDriverReady", "False", "ComponentError", "failed to render the OFED manifests"),
+                       _cond("Ready", "False", "ComponentError", "One or more components are in error state"))
+    verdict = w.judge("nic_cluster_policy", {"ncp": [pending], "deployments": DEPLOYMENTS}, [], True)
+    assert verdict.pending == [
+        "nvIpam not ready (NVIPAMReady=False, ComponentNotReady): DaemonSet nv-ipam-node: 0/2 ready",
+        "ofedDriver not ready (OFEDDriverReady=False, ComponentError): failed to render the OFED manifests",
+    ]
+    assert verdict.summary.startswith("NicClusterPolicy Ready=False, 1/3 components ready, deployments 1/1 available: nvIpam not ready")
+
+    # Conditions of an older generation are not taken for the new spec's.
+    stale = _ncp_267(_cond("MultusCNIReady", generation=1), _cond("Ready", reason="AllComponentsReady", generation=1), generation=2, state="ready")
+    verdict = w.judge("nic_cluster_policy", {"ncp": [stale], "deployments": DEPLOYMENTS}, [], True)
+    assert verdict.pending == ["not reconciled since the last change: its conditions are of generation 1, the policy is at 2"]
+
+    # Every component ready but the aggregate not (yet): the aggregate's reason.
+    agg = _ncp_267(_cond("MultusCNIReady"), _cond("Ready", "False", "ComponentsNotReady", "One or more components are not yet ready"))
+    verdict = w.judge("nic_cluster_policy", {"ncp": [agg], "deployments": DEPLOYMENTS}, [], True)
+    assert verdict.pending == ["Ready=False (ComponentsNotReady): One or more components are not yet ready"]
+
+
+def test_26_7_does_not_take_an_older_operators_state():
+    """On a 26.7 chart a status without conditions is an older operator's (mid-upgrade): its state=ready is not enough."""
+    old = {"metadata": {"name": "nic-cluster-policy", "generation": 1},
+           "status": {"state": "ready", "appliedStates": [{"name": "state-multus-cni", "state": "ready"}]}}
+    verdict = w.judge("nic_cluster_policy", {"ncp": [old], "deployments": DEPLOYMENTS}, [], True)
+    assert verdict.pending == ["no Ready condition yet: the network-operator 26.7 has not reconciled it (status.state=ready)"]
+    # Before 26.7 the state decides, as before; without a chart version, what the object carries.
+    assert w.judge("nic_cluster_policy", {"ncp": [old], "deployments": DEPLOYMENTS}, [], False).done
+    assert w.judge("nic_cluster_policy", {"ncp": [old], "deployments": DEPLOYMENTS}, []).done
+
+
+def test_older_releases_keep_the_state_wait():
+    notready = {"metadata": {"name": "nic-cluster-policy"},
+                "status": {"state": "notReady", "appliedStates": [{"name": "state-OFED", "state": "notReady", "message": "waiting for pods"}]}}
+    verdict = w.judge("nic_cluster_policy", {"ncp": [notready], "deployments": DEPLOYMENTS}, [], False)
+    assert verdict.pending == ["state-OFED: notReady (waiting for pods)"]
+    assert verdict.summary.startswith("NicClusterPolicy notReady, deployments 1/1 available")
+
+
+def test_the_action_judges_by_the_chart_version():
+    assert [op.has_conditions(v) for v in ("26.1.2", "26.4.1", "26.7.0-rc.2", "26.7.1", "v26.10.0", "27.1.0")] == [False, False, True, True, True, True]
 
 
 def _nic_device(name, node, pcis, reason=None, message=""):
