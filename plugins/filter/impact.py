@@ -10,14 +10,14 @@ __metaclass__ = type  # noqa: UP001
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s import impact as im
 from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import plain
 
-# What the phases registered, read through hostvars: host_network's results on each node (no task of its own per node:
+# What the phases leave, read through hostvars (the roles document them as their results): host_network's results on each node (no task of its own per node:
 # at 10,000 nodes a set_fact per node would cost more than the report) and sriov_networks' fact on the controller.
-HOST_VFS = '__host_network_vfs_result'
+HOST_VFS = 'host_network_vfs_result'
 # Registered only where the node is drained around a VF reset (host VF mode, host_network_drain, reset allowed).
-HOST_DRAIN_PREDICTION = '__host_network_vf_prediction'
-HOST_GATEWAYS = '__host_network_gateways_result'
-HOST_QOS = '__host_network_qos_result'
-CONTROLLER_FACT = '__sriov_networks_impact'
+HOST_DRAIN_PREDICTION = 'host_network_vf_prediction'
+HOST_GATEWAYS = 'host_network_gateways_result'
+HOST_QOS = 'host_network_qos_result'
+CONTROLLER_FACT = 'sriov_networks_impact'
 
 
 def _host_part(hv):

@@ -57,7 +57,7 @@ def test_drain_before_the_change_uncordon_after():
     assert drain < first_change < uncordon == len(tasks) - 1, names
     # The reset as predicted on any rail (the module's vf_reset over its rails).
     role_vars = yaml.safe_load((ROLE / "vars" / "main.yml").read_text())
-    assert role_vars["__host_network_vf_reset"] == "{{ __host_network_vf_prediction.vf_reset | default(false) }}"
+    assert role_vars["__host_network_vf_reset"] == "{{ host_network_vf_prediction.vf_reset | default(false) }}"
 
 
 def test_drain_options():

@@ -20,7 +20,7 @@ class Counting(dict):
 
 
 def test_a_run_without_the_host_phase_reads_no_node_and_reports_the_same():
-    hv = Counting(node1={}, node2={}, ctl={'__sriov_networks_impact': {'nodes': {'node1': 'node1', 'node2': 'node2'}, 'changes': {}}})
+    hv = Counting(node1={}, node2={}, ctl={'sriov_networks_impact': {'nodes': {'node1': 'node1', 'node2': 'node2'}, 'changes': {}}})
     full = impact_report(hv, ['node1', 'node2'], ['ctl'], True)
     assert hv.read == ['ctl', 'node1', 'node2']
     hv.read.clear()
@@ -38,4 +38,4 @@ def test_the_report_reads_the_results_the_role_registers_and_the_facts_reread_na
     changing = {impact.HOST_VFS, impact.HOST_GATEWAYS, impact.HOST_QOS}
     assert changing | {impact.HOST_DRAIN_PREDICTION} <= registered
     current = yaml.safe_load((role / "vars" / "main.yml").read_text())["__host_network_facts_current"]
-    assert set(re.findall(r"__host_network_\w+_result", current)) == changing
+    assert set(re.findall(r"host_network_\w+_result", current)) == changing
