@@ -43,6 +43,9 @@ NODE_COMPONENTS = ("ofedDriver", "rdmaSharedDevicePlugin", "sriovDevicePlugin")
 # The NicNodePolicy CRD came with network-operator 26.4.
 NNP_FIRST_LINE = (26, 4)
 DEFAULT_GROUP = "roce-nodes"
+# The operator's admission webhook refuses a longer NicNodePolicy name: it becomes part of DaemonSet names and labels
+# (api/v1alpha1/validator/nicpolicy_webhook.go, maxNicNodePolicyNameLength).
+MAX_NAME = 30
 # Node Feature Discovery's label of a node with a PCI device of vendor 15b3 (Mellanox), which the chart deploys by default.
 DEFAULT_SELECTOR = {"feature.node.kubernetes.io/pci-15b3.present": "true"}
 GROUP_FIELD = "network_operator_node_group"
@@ -103,8 +106,9 @@ def node_groups(errs, members):
                          "set %s to the group's name (e.g. the Ansible group's, h100) beside them" % GROUP_FIELD)
             ungrouped.append(host)
             continue
-        if not isinstance(name, str) or not DNS_LABEL_RE.match(name) or len(name) > 63:
-            errs.add(host, GROUP_FIELD, name, "not a valid NicNodePolicy name (a DNS-1123 label, at most 63 characters)",
+        if not isinstance(name, str) or not DNS_LABEL_RE.match(name) or len(name) > MAX_NAME:
+            errs.add(host, GROUP_FIELD, name, "not a valid NicNodePolicy name (a DNS-1123 label of at most %d characters, the "
+                     "operator's limit)" % MAX_NAME,
                      "use lower-case letters, digits and '-', e.g. h100")
             continue
         selector = _check_selector(errs, host, m.get(SELECTOR_FIELD))

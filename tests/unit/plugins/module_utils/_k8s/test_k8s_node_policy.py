@@ -83,7 +83,7 @@ def test_bad_input_names_host_field_value_and_fix():
 
 
 @pytest.mark.parametrize("members,host,field,words", [
-    ([{"host": "a", "network_operator_node_group": "H100!", "network_operator_node_group_selector": {"p": "a"}}],
+    ([{"host": "a", "network_operator_node_group": "a-group-name-longer-than-thirty", "network_operator_node_group_selector": {"p": "a"}}],
      "a", "network_operator_node_group", "DNS-1123 label"),
     ([{"host": "a", "network_operator_node_group": "h100"}], "a", "network_operator_node_group_selector", "non-empty mapping"),
     ([{"host": "a", "network_operator_node_group_selector": {"p": "a"}}], "a", "network_operator_node_group", "not the group"),
