@@ -192,4 +192,3 @@ def _nnp_schema():
     """The NicNodePolicy spec's component sections, which are the NicClusterPolicy's (the same Go types upstream)."""
     props = NCP_SPEC_SCHEMA["properties"]
     return {"type": "object", "properties": {k: props[k] for k in _OVERRIDE_KEYS}}
-
