@@ -180,9 +180,9 @@ def test_hand_installed_release_is_adopted_and_upgraded_with_the_users_values_ke
     assert "resources" not in _user_values(cluster)["operator"]
     assert _user_values(cluster)["operator"]["nodeSelector"] == {"site-owner": "keep-me"}
 
-    # NicNodePolicies already in the cluster (26.4.1 brought the CRD): this fabric's (the inventory "localhost," derives
-    # "default") that the run no longer renders, another fabric's, and one that nobody labelled with a fabric.
-    for name, labels in (("stale-group", dict(MANAGED, **{"gpufabric.roce/fabric": "default"})),
+    # NicNodePolicies already in the cluster (26.4.1 brought the CRD): this fabric's (roce_fabric_name below) that the run
+    # no longer renders, another fabric's, and one that nobody labelled with a fabric.
+    for name, labels in (("stale-group", dict(MANAGED, **{"gpufabric.roce/fabric": "upgrade-test"})),
                          ("other-group", dict(MANAGED, **{"gpufabric.roce/fabric": "other"})), ("hand-made", MANAGED)):
         kube.create(NNPS, {"apiVersion": "mellanox.com/v1alpha1", "kind": "NicNodePolicy", "metadata": {"name": name, "labels": labels},
                            "spec": {"nodeSelector": {"pool": name}}})
@@ -190,13 +190,14 @@ def test_hand_installed_release_is_adopted_and_upgraded_with_the_users_values_ke
     # 26.4.1 -> 26.7.0-rc.2, the 26.7 line: the user's value kept; the hook stand-in brings 26.7's NicClusterPolicy CRD
     # (status.conditions), the network-operator stand-in then writes conditions, and the wait is judged by them. With node
     # policies on, the RDMA shared device plugin goes into the default group's NicNodePolicy instead.
-    rc, out = _role(cluster, tmp_path, "26.7.0-rc.2", network_operator_node_policies=True, network_operator_rdma_shared_device_plugin=True)
+    rc, out = _role(cluster, tmp_path, "26.7.0-rc.2", network_operator_node_policies=True, network_operator_rdma_shared_device_plugin=True,
+                    roce_fabric_name="upgrade-test")
     said = " ".join(out.split())
     assert rc == 0, out[-6000:]
     nnps = {p["metadata"]["name"]: p for p in kube.get(NNPS)["items"]}
     assert sorted(nnps) == ["hand-made", "other-group", "roce-nodes"], sorted(nnps)
     nnp = nnps["roce-nodes"]
-    assert nnp["metadata"]["labels"] == dict(MANAGED, **{"gpufabric.roce/fabric": "default"})
+    assert nnp["metadata"]["labels"] == dict(MANAGED, **{"gpufabric.roce/fabric": "upgrade-test"})
     assert nnp["spec"]["nodeSelector"] == {"feature.node.kubernetes.io/pci-15b3.present": "true"}
     assert nnp["spec"]["rdmaSharedDevicePlugin"]["version"] == "network-operator-v26.7.0-rc.2"
     assert "rdmaSharedDevicePlugin" not in kube.get(NCP)["spec"]
