@@ -21,6 +21,9 @@ gpufabric.roce.nic_config_templates(hostvars, hosts, defaults, table)
 gpufabric.roce.sriov_pool_overlaps(live, rendered)
     The live SriovNetworkPoolConfigs that select a node of a rendered pool (the operator never drains such a node).
 gpufabric.roce.nic_cluster_policy(config)
+gpufabric.roce.nic_node_policies(config, hostvars, hosts)
+    The NicClusterPolicy and, with network_operator_node_policies, one NicNodePolicy per node group of ``hosts``
+    (their network_operator_node_group* variables, module_utils/_k8s/node_policy.py): ``{nic_cluster_policy, nic_node_policies}``.
 gpufabric.roce.network_operator_helm_values(config)
 gpufabric.roce.network_operator_chart_reference(config)
     Render the NicClusterPolicy / Helm values / chart coordinates from the role variables.
@@ -60,6 +63,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.operator impor
     render_helm_values,
     render_nic_cluster_policy,
 )
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.node_policy import MEMBER_FIELDS, render_nic_policies
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.sriov_pool import pool_overlaps
 from ansible_collections.gpufabric.roce.plugins.plugin_utils import _raw_vars as raw_vars
 from ansible_collections.gpufabric.roce.plugins.plugin_utils import _sriov_render as sr
@@ -128,6 +132,18 @@ def _wrap(func, keys):
     return run
 
 
+def nic_node_policies(config=None, hostvars=None, hosts=None):
+    cfg = with_role_defaults("network_operator", NCP_DEFAULT_KEYS + ("network_operator_node_policies",), plain(config))
+    members = []
+    if hostvars is not None and cfg.get("network_operator_node_policies") not in (False, "false", "False", "no"):
+        rows = raw_vars.view(hostvars)
+        try:
+            members = [dict(raw_vars.inputs(rows, h, MEMBER_FIELDS), host=h) for h in _hosts(hosts)]
+        except ValueError as exc:
+            raise AnsibleFilterError(str(exc)) from exc
+    return _filter_errors(render_nic_policies, cfg, members)
+
+
 def k8s_yaml_documents(objects):
     if isinstance(objects, dict):
         objects = [objects]
@@ -143,6 +159,7 @@ class FilterModule:
             "nic_config_templates": nic_config_templates,
             "sriov_pool_overlaps": lambda live, rendered: pool_overlaps(plain(live), plain(rendered)),
             "nic_cluster_policy": _wrap(render_nic_cluster_policy, NCP_DEFAULT_KEYS),
+            "nic_node_policies": nic_node_policies,
             "network_operator_helm_values": _wrap(render_helm_values, HELM_DEFAULT_KEYS),
             "network_operator_chart_reference": _wrap(render_chart_reference, HELM_DEFAULT_KEYS),
             "k8s_yaml_documents": k8s_yaml_documents,

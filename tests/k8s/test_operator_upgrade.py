@@ -21,7 +21,10 @@ must be the whole cluster's state; CRDs are cluster-scoped):
 7. An upgrade that fails halfway is rolled back by Helm (--atomic), and the message names the revision.
 8. 26.4.1 -> 26.7.0-rc.2 (the 26.7 line), the user's value kept: the hook stand-in applies 26.7's CRDs (the
    NicClusterPolicy's with status.conditions), the network-operator stand-in writes conditions as 26.7 does, and the
-   role's wait is judged by them.
+   role's wait is judged by them. The same run turns network_operator_node_policies on (with the RDMA shared device
+   plugin): the plugin leaves the NicClusterPolicy for the NicNodePolicy of the default node group, which carries the
+   fabric label and is waited on by its conditions; this fabric's stale NicNodePolicy is pruned, another fabric's and an
+   unlabelled one stay.
 """
 
 import json
@@ -39,6 +42,8 @@ RELEASE = "network-operator"
 CRD = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
 SRIOV_CONFIG_CRD = "sriovoperatorconfigs.sriovnetwork.openshift.io"
 NCP = "/apis/mellanox.com/v1alpha1/nicclusterpolicies/nic-cluster-policy"
+NNPS = "/apis/mellanox.com/v1alpha1/nicnodepolicies"
+MANAGED = {"app.kubernetes.io/managed-by": "gpufabric.roce"}
 CLUSTER_HARDWARE = {name: dict(spec, labels=dict(spec.get("labels", {}), **{"site-owner": "keep-me"})) for name, spec in HARDWARE.items()}
 PLAYBOOK = """
 - name: The network_operator role alone
@@ -175,11 +180,30 @@ def test_hand_installed_release_is_adopted_and_upgraded_with_the_users_values_ke
     assert "resources" not in _user_values(cluster)["operator"]
     assert _user_values(cluster)["operator"]["nodeSelector"] == {"site-owner": "keep-me"}
 
+    # NicNodePolicies already in the cluster (26.4.1 brought the CRD): this fabric's (roce_fabric_name below) that the run
+    # no longer renders, another fabric's, and one that nobody labelled with a fabric.
+    for name, labels in (("stale-group", dict(MANAGED, **{"gpufabric.roce/fabric": "upgrade-test"})),
+                         ("other-group", dict(MANAGED, **{"gpufabric.roce/fabric": "other"})), ("hand-made", MANAGED)):
+        kube.create(NNPS, {"apiVersion": "mellanox.com/v1alpha1", "kind": "NicNodePolicy", "metadata": {"name": name, "labels": labels},
+                           "spec": {"nodeSelector": {"pool": name}}})
+
     # 26.4.1 -> 26.7.0-rc.2, the 26.7 line: the user's value kept; the hook stand-in brings 26.7's NicClusterPolicy CRD
-    # (status.conditions), the network-operator stand-in then writes conditions, and the wait is judged by them.
-    rc, out = _role(cluster, tmp_path, "26.7.0-rc.2")
+    # (status.conditions), the network-operator stand-in then writes conditions, and the wait is judged by them. With node
+    # policies on, the RDMA shared device plugin goes into the default group's NicNodePolicy instead.
+    rc, out = _role(cluster, tmp_path, "26.7.0-rc.2", network_operator_node_policies=True, network_operator_rdma_shared_device_plugin=True,
+                    roce_fabric_name="upgrade-test")
     said = " ".join(out.split())
     assert rc == 0, out[-6000:]
+    nnps = {p["metadata"]["name"]: p for p in kube.get(NNPS)["items"]}
+    assert sorted(nnps) == ["hand-made", "other-group", "roce-nodes"], sorted(nnps)
+    nnp = nnps["roce-nodes"]
+    assert nnp["metadata"]["labels"] == dict(MANAGED, **{"gpufabric.roce/fabric": "upgrade-test"})
+    assert nnp["spec"]["nodeSelector"] == {"feature.node.kubernetes.io/pci-15b3.present": "true"}
+    assert nnp["spec"]["rdmaSharedDevicePlugin"]["version"] == "network-operator-v26.7.0-rc.2"
+    assert "rdmaSharedDevicePlugin" not in kube.get(NCP)["spec"]
+    nnp_conds = {c["type"]: c["status"] for c in nnp["status"]["conditions"]}
+    assert nnp_conds == {"RDMASharedDevicePluginReady": "True", "Ready": "True"}, nnp["status"]
+    assert "NicNodePolicies 1/1 ready" in said and "delete NicNodePolicy/stale-group" in said, out[-6000:]
     assert [(r["chart"], r["status"]) for r in _releases(cluster)] == [("network-operator-26.7.0-rc.2", "deployed")]
     assert _user_values(cluster)["operator"]["nodeSelector"] == {"site-owner": "keep-me"}
     assert _ncp_versions(kube) == {"network-operator-v26.7.0-rc.2"}

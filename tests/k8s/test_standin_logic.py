@@ -151,6 +151,19 @@ def test_nicclusterpolicy_status():
     assert len(status["appliedStates"]) == 12
 
 
+def test_nicnodepolicy_status_any_name_three_states():
+    """newNicNodePolicyStates (pkg/state/factory.go): OFED, RDMA and SR-IOV device plugins only, and every instance is
+    reconciled (no supported name); the status is updatePolicyCRStatus's, conditions included on 26.7's CRD."""
+    policy = {"metadata": {"name": "h100", "generation": 1}, "spec": {"nodeSelector": {"pool": "h100"}, "rdmaSharedDevicePlugin": {}}}
+    status = network_operator.policy_status(policy, conditions=True, now="2026-12-01T10:00:00Z", node_policy=True)
+    assert status["state"] == "ready"
+    assert [(s["name"], s["state"]) for s in status["appliedStates"]] == [
+        ("state-OFED", "ignore"), ("state-RDMA-device-plugin", "ready"), ("state-SRIOV-device-plugin", "ignore")]
+    assert [(c["type"], c["status"]) for c in status["conditions"]] == [("RDMASharedDevicePluginReady", "True"), ("Ready", "True")]
+    with tarfile.open(shared_chart("26.7.0-rc.2")) as tgz:
+        assert network_operator.crd_has_conditions(yaml.safe_load(tgz.extractfile("network-operator/crds/mellanox.com_nicnodepolicies.yaml")))
+
+
 def test_nicclusterpolicy_conditions_as_26_7_writes_them():
     """computePolicyConditions (controllers/conditions.go, v26.7.0-rc.2): one <Component>Ready per component the spec
     enables, the aggregate Ready last, observedGeneration the policy's; lastTransitionTime kept while the status holds."""

@@ -16,6 +16,11 @@ Upstream (Mellanox/network-operator v26.4.1):
   nv-ipam, whose manifests carry the IPPool and CIDRPool CRDs (nv-ipam.nvidia.com); state-nic-configuration-operator
   (manifests/state-nic-configuration-operator/00[1-5]-*.yaml) deploys the NIC Configuration Operator with its five CRDs
   (configuration.net.nvidia.com; standins/nic_configuration.py plays the operator and its daemon).
+NicNodePolicy (26.4 and later; controllers/nicnodepolicy_controller.go, pkg/state/factory.go newNicNodePolicyStates):
+every instance is reconciled, whatever its name, by a state manager of three states only (state-OFED,
+state-RDMA-device-plugin, state-SRIOV-device-plugin), and its status written by the same updatePolicyCRStatus as the
+NicClusterPolicy's (appliedStates, state, and from 26.7 the conditions). The stand-in writes that status; it does not
+play the runtime node-overlap check (which sets state error when two policies select a node) nor the MOFED wait labels.
 The stand-in deploys no DaemonSet: every component present in the spec is reported `ready`, and the
 OFED driver counts as ready on every node.
 
@@ -42,6 +47,7 @@ from . import _kube
 
 LOG = logging.getLogger("standins.network_operator")
 NCP = _kube.path("mellanox.com", "v1alpha1", "nicclusterpolicies")
+NNP = _kube.path("mellanox.com", "v1alpha1", "nicnodepolicies")
 SUPPORTED_NAME = "nic-cluster-policy"
 MLNX_NIC_LABEL = "feature.node.kubernetes.io/pci-15b3.present"
 MOFED_WAIT_LABEL = "network.nvidia.com/operator.mofed.wait"
@@ -92,6 +98,9 @@ CONDITION_TYPES = {
     "state-spectrum-x-operator": "SpectrumXOperatorReady",
 }
 NCP_CRD = _kube.path("apiextensions.k8s.io", "v1", "customresourcedefinitions") + "/nicclusterpolicies.mellanox.com"
+NNP_CRD = _kube.path("apiextensions.k8s.io", "v1", "customresourcedefinitions") + "/nicnodepolicies.mellanox.com"
+# newNicNodePolicyStates: the three states shared with the NicClusterPolicy (newCommonNicPolicyStates).
+NNP_STATES = STATES[:3]
 
 
 def _section(spec, keys):
@@ -134,17 +143,18 @@ def policy_conditions(existing, applied, generation, now=None):
     return conditions
 
 
-def policy_status(policy, conditions=False, now=None):
+def policy_status(policy, conditions=False, now=None, node_policy=False):
     """The status upstream writes once every component present in the spec is ready; with ``conditions`` (26.7's CRD) also
-    status.conditions, merged into the policy's current ones."""
+    status.conditions, merged into the policy's current ones. ``node_policy``: a NicNodePolicy (any name, three states)."""
     name = policy["metadata"]["name"]
-    if name != SUPPORTED_NAME:
+    if name != SUPPORTED_NAME and not node_policy:
         status = {"state": "ignore",
                   "reason": "Unsupported NicClusterPolicy instance %s. Only instance with name %s is supported" % (name, SUPPORTED_NAME)}
         current = (policy.get("status") or {}).get("conditions")
         return dict(status, conditions=current) if conditions and current else status
     spec = policy.get("spec") or {}
-    applied = [{"name": state, "state": "ready" if _section(spec, keys) is not None else "ignore"} for state, keys in STATES]
+    applied = [{"name": state, "state": "ready" if _section(spec, keys) is not None else "ignore"}
+               for state, keys in (NNP_STATES if node_policy else STATES)]
     status = {"state": "ready", "appliedStates": applied}
     if conditions:
         status["conditions"] = policy_conditions((policy.get("status") or {}).get("conditions"), applied,
@@ -226,4 +236,15 @@ class NetworkOperatorStandin:
             note["policies"][name] = status["state"]
         if any(p["metadata"]["name"] == SUPPORTED_NAME for p in policies):
             self._mofed_wait_labels()
+        node_policies = self.kube.items(NNP)
+        nnp_conditions = crd_has_conditions(self.kube.get_or_none(NNP_CRD)) if node_policies else False
+        for policy in node_policies:
+            name = policy["metadata"]["name"]
+            status = policy_status(policy, nnp_conditions, node_policy=True)
+            if (policy.get("status") or {}) != status:
+                body = dict({"reason": None, "appliedStates": None, "conditions": None}, **status)
+                self.kube.patch(_kube.path("mellanox.com", "v1alpha1", "nicnodepolicies", name=name, sub="status"), {"status": body})
+                LOG.info("NicNodePolicy %s: status.state=%s%s", name, status["state"],
+                         " with %d conditions" % len(status["conditions"]) if status.get("conditions") else "")
+            note["policies"]["NicNodePolicy/" + name] = status["state"]
         return note

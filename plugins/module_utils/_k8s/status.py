@@ -59,6 +59,15 @@ def ncp_unready_components(policy, conditions=None):
     return out
 
 
+def nnp_unready_components(policy, name, conditions=None):
+    """Why NicNodePolicy ``name`` (as returned by k8s_info, or None) is not ready yet: as a NicClusterPolicy is judged (its
+    status has the same shape: ``state`` before 26.7, ``<Component>Ready`` conditions from 26.7), each problem prefixed
+    with the policy's kind and name."""
+    if not policy:
+        return ["NicNodePolicy %s not found" % name]
+    return ["NicNodePolicy %s: %s" % (name, p) for p in ncp_unready_components(policy, conditions)]
+
+
 def _condition_problems(policy, status):
     conds = {c.get("type"): c for c in status.get("conditions") or [] if isinstance(c, dict)}
     ready = conds.get("Ready")

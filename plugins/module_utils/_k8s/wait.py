@@ -16,6 +16,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.status import 
     deployments_unavailable,
     ncp_summary,
     ncp_unready_components,
+    nnp_unready_components,
     sriov_node_states_draining,
     sriov_node_states_failed,
     sriov_node_states_pending,
@@ -43,10 +44,14 @@ def reads_for(check, namespace, expected, first=False):
     """The k8s_info queries one poll of ``check`` needs, as {name: module arguments}. The first poll of ``sriov_sync``
     also reads the Nodes, to fail at once for an expected node that is not in the cluster."""
     if check == "nic_cluster_policy":
-        return {
+        reads = {
             "ncp": {"api_version": NCP_API_VERSION, "kind": "NicClusterPolicy", "name": NCP_NAME},
             "deployments": {"api_version": "apps/v1", "kind": "Deployment", "namespace": namespace},
         }
+        if expected:
+            # The NicNodePolicies of the rollout ({name} each): one read of the kind, judged by name.
+            reads["nnps"] = {"api_version": NCP_API_VERSION, "kind": "NicNodePolicy"}
+        return reads
     if check == "sriov_drain":
         return {"states": {"api_version": SRIOV_API_VERSION, "kind": "SriovNetworkNodeState", "namespace": namespace}}
     if check == "nic_config":
@@ -66,7 +71,7 @@ def judge(check, resources, expected, conditions=None):
     """Judge one poll. ``resources`` maps each read of :func:`reads_for` to the objects it returned. ``conditions``
     (nic_cluster_policy): whether the chart's NicClusterPolicy CRD has status.conditions (None: as the object shows)."""
     if check == "nic_cluster_policy":
-        return _judge_ncp(resources, conditions)
+        return _judge_ncp(resources, conditions, expected)
     if check == "sriov_sync":
         return _judge_sriov(resources, expected)
     if check == "sriov_drain":
@@ -82,15 +87,21 @@ def _shorten(problems):
     return "%s; (+%d more)" % ("; ".join(problems[:SHOWN]), len(problems) - SHOWN)
 
 
-def _judge_ncp(resources, conditions=None):
+def _judge_ncp(resources, conditions=None, expected=None):
     ncp = (resources.get("ncp") or [None])[0]
     deployments = resources.get("deployments") or []
     pending = ncp_unready_components(ncp or {}, conditions)
+    live = {(p.get("metadata") or {}).get("name"): p for p in resources.get("nnps") or []}
+    names = [e.get("name") for e in expected or []]
+    for name in names:
+        pending += nnp_unready_components(live.get(name), name, conditions)
     unavailable = deployments_unavailable(deployments)
     ready = len(deployments) - len(unavailable)
     if not deployments:
         unavailable = ["no Deployment in the operator namespace yet (is the Helm release installed there?)"]
     summary = "%s, deployments %d/%d available" % (ncp_summary(ncp, conditions), ready, len(deployments))
+    if names:
+        summary += ", NicNodePolicies %d/%d ready" % (sum(1 for n in names if not nnp_unready_components(live.get(n), n, conditions)), len(names))
     problems = pending + unavailable
     if problems:
         summary += ": " + _shorten(problems)

@@ -30,6 +30,7 @@ def test_all_filters_are_exposed():
         "sriov_pool_configs",
         "sriov_pool_overlaps",
         "nic_cluster_policy",
+        "nic_node_policies",
         "network_operator_helm_values",
         "network_operator_gitops_roots",
         "network_operator_chart_reference",
@@ -84,6 +85,20 @@ def test_network_operator_filters_raise_filter_errors():
         FILTERS["nic_cluster_policy"]({"network_operator_ipam": "bogus"})
     assert FILTERS["network_operator_helm_values"]({})["sriovNetworkOperator"] == {"enabled": True}
     assert FILTERS["network_operator_chart_reference"]({})["version"] == "26.7.1"
+
+
+def test_nic_node_policies_reads_the_groups_from_the_nodes_variables():
+    hv = {"gpu1": {"network_operator_node_group": "h100", "network_operator_node_group_selector": {"pool": "h100"}},
+          "gpu2": {"network_operator_node_group": "b200", "network_operator_node_group_selector": {"pool": "b200"}}}
+    cfg = {"network_operator_node_policies": True, "network_operator_ofed_driver": True, "network_operator_chart_version": "26.4.1"}
+    out = FILTERS["nic_node_policies"](cfg, hv, ["gpu1", "gpu2"])
+    assert [(p["metadata"]["name"], p["spec"]["nodeSelector"]) for p in out["nic_node_policies"]] == [("b200", {"pool": "b200"}), ("h100", {"pool": "h100"})]
+    assert "ofedDriver" not in out["nic_cluster_policy"]["spec"]
+    # Off (the default), the nodes' variables are not read and the NicClusterPolicy keeps every component.
+    off = FILTERS["nic_node_policies"](dict(cfg, network_operator_node_policies=False), {"gpu1": {"network_operator_node_group": "BAD"}}, ["gpu1"])
+    assert off["nic_node_policies"] == [] and "ofedDriver" in off["nic_cluster_policy"]["spec"]
+    with pytest.raises(AnsibleFilterError, match="gpu1: network_operator_node_group="):
+        FILTERS["nic_node_policies"](cfg, {"gpu1": {"network_operator_node_group": "BAD"}}, ["gpu1"])
 
 
 def test_yaml_documents_round_trip():

@@ -207,3 +207,26 @@ def test_nic_config_a_spec_the_daemon_refuses_stops_the_wait():
     templates = [{"metadata": {"name": "roce-node2-1021"}, "status": {"nicDevices": ["node2-1021-mt2"]}}]
     v = w.judge("nic_config", {"templates": templates, "devices": devices}, NIC_EXPECTED[2:])
     assert v.failed == ["node2 PF (0000:9d:00.0): NicDevice node2-1021-mt2: IncorrectSpec: roceOptimized is not supported with Infiniband"]
+
+
+def test_node_policies_are_read_and_judged_by_name_with_the_policy_wait():
+    reads = w.reads_for("nic_cluster_policy", "ns", [{"name": "h100"}, {"name": "b200"}])
+    assert reads["nnps"] == {"api_version": "mellanox.com/v1alpha1", "kind": "NicNodePolicy"}
+    assert "nnps" not in w.reads_for("nic_cluster_policy", "ns", [])
+    ncp = _ncp_267(_cond("MultusCNIReady"), _cond("Ready", reason="AllComponentsReady"), state="ready")
+    h100 = dict(_ncp_267(_cond("OFEDDriverReady", "False", "ComponentNotReady", "DaemonSet mofed-h100: 1/2 ready"),
+                         _cond("Ready", "False", "ComponentsNotReady")), kind="NicNodePolicy")
+    h100["metadata"] = dict(h100["metadata"], name="h100")
+    expected = [{"name": "h100"}, {"name": "b200"}]
+    verdict = w.judge("nic_cluster_policy", {"ncp": [ncp], "deployments": DEPLOYMENTS, "nnps": [h100]}, expected, True)
+    assert verdict.pending == [
+        "NicNodePolicy h100: ofedDriver not ready (OFEDDriverReady=False, ComponentNotReady): DaemonSet mofed-h100: 1/2 ready",
+        "NicNodePolicy b200 not found",
+    ]
+    assert ", NicNodePolicies 0/2 ready: NicNodePolicy h100: ofedDriver not ready" in verdict.summary
+    # No status yet: said as for the NicClusterPolicy, not "not found".
+    bare = {"metadata": {"name": "b200"}}
+    ready = dict(h100, status={"conditions": [_cond("OFEDDriverReady"), _cond("Ready")]})
+    verdict = w.judge("nic_cluster_policy", {"ncp": [ncp], "deployments": DEPLOYMENTS, "nnps": [ready, bare]}, expected, True)
+    assert verdict.pending == ["NicNodePolicy b200: no status yet: no network-operator has reconciled it"]
+    assert "NicNodePolicies 1/2 ready" in verdict.summary
