@@ -190,8 +190,8 @@ integration: link
 # In two pytest processes side by side: most of the stage is waiting (polls, the stand-ins' delays, helm --wait), so the
 # halves overlap their waits. Each half starts its own control planes and has its own --basetemp. The first half holds
 # the files that share the session control plane's chart (test_standins.py stops it last) and test_secrets.py; the
-# second every other file (a new file goes there unless named here), test_drain_host_network.py with a session control
-# plane of its own. The files are split so that the halves take about as long (their times: benchmarks/README.md,
+# second every other file (a new file goes there unless named here), each on control planes of its module's own (no
+# session control plane idles there until the half ends). The files are split so that the halves take about as long (their times: benchmarks/README.md,
 # "make test stages").
 K8S_FIRST_HALF := test_secrets.py test_shared_cluster.py test_standins.py test_teardown.py \
   test_standin_logic.py test_nic_config_standin_logic.py test_ipam_refusals.py test_nic_config.py \

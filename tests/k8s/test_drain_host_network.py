@@ -2,10 +2,10 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Host VF mode: the drain around a VF reset (roles/host_network/tasks/drain.yml, uncordon.yml), issue 21.
 
-On the session control plane (conftest.py): node2 is a real Node object and the kubelet stand-in runs the pods
-bound to it and completes their deletion (status_manager.go canBeDeleted: a pod with a deletionTimestamp is
-deleted with grace period 0), as a kubelet does after an eviction; the eviction API and the PodDisruptionBudget
-checks are the real apiserver's, the budget's status the real kube-controller-manager's disruption controller.
+On a control plane of this module's own (conftest.py's own_cluster, stopped when the module ends): node2 is a real
+Node object and the kubelet stand-in runs the pods bound to it and completes their deletion (status_manager.go
+canBeDeleted: a pod with a deletionTimestamp is deleted with grace period 0), as a kubelet does after an eviction; the
+eviction API and the PodDisruptionBudget checks are the real apiserver's, the budget's status the real kube-controller-manager's disruption controller.
 
 The host is a local connection host; sriov_vf's prediction of a reset (check mode, vfs.yml) is the one input
 given directly (__host_network_vf_reset), since predicting it needs a real PF (proven in the lab scenarios). A
@@ -21,8 +21,7 @@ task between drain.yml and uncordon.yml plays the VF change and records what the
 - an admin's cordon (no label) is never undone;
 - a pod that no controller recreates stops the drain (nothing evicted, k8s_drain undoes its cordon) unless
   host_network_drain_force.
-Runs before test_shared_cluster.py (file order), on a cluster without the network-operator; it deletes its
-namespace and leaves node2 as it found it.
+The cluster has no network-operator; each test deletes its namespace and leaves node2 as it found it.
 """
 
 import json
@@ -151,6 +150,13 @@ def _pods_on_node(cluster):
 def _running(cluster):
     return [p for p in cluster.kube.items(_kube.path("", "v1", "pods", namespace=NS))
             if p["spec"].get("nodeName") == NODE and (p.get("status") or {}).get("phase") == "Running"]
+
+
+@pytest.fixture(scope="module")
+def cluster(own_cluster):
+    """This module's control plane, not the session's: stopped with the module instead of idling until the session
+    ends (an idle control plane with its stand-ins polling takes about a tenth of a core)."""
+    return own_cluster
 
 
 @pytest.fixture

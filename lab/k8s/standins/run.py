@@ -9,6 +9,7 @@ test can tell "the stand-in looked and did nothing" from "the stand-in has not l
 """
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -21,6 +22,12 @@ from standins import _kube, hardware, kubelet, network_operator, nfd, nic_config
 
 LOG = logging.getLogger("standins")
 COMPONENTS = ("kubelet", "nfd", "network-operator", "sriov", "sriov-networks", "nic-configuration")
+# A loop reads about twenty kinds and objects; the API server and etcd spend more CPU answering than the stand-ins, and a
+# control plane whose stand-ins loop every second idles at about a tenth of a core (a 2-core machine runs several). After
+# this many loops in a row that wrote nothing, the loop runs every --idle-interval seconds until one writes again: a
+# change made while the stand-ins idle is seen up to a second later, and what they do next (a write) brings back the
+# one-second loop. Timed steps (the SR-IOV sync and apply delays, the NIC reboot) take at least their delay, as before.
+QUIET_LOOPS = 5
 REPO = Path(__file__).resolve().parents[3]
 
 
@@ -48,6 +55,8 @@ def parse_args(argv=None):
     ap.add_argument("--apply-delay", type=float, default=float(env("GPUFABRIC_STANDIN_APPLY_DELAY", "2")),
                     help="seconds a node state stays InProgress (default 2, env GPUFABRIC_STANDIN_APPLY_DELAY)")
     ap.add_argument("--interval", type=float, default=1.0, help="seconds between loops (default 1)")
+    ap.add_argument("--idle-interval", type=float, default=2.0,
+                    help="seconds between loops once %d loops in a row changed nothing, until one does (default 2)" % QUIET_LOOPS)
     ap.add_argument("--only", default=",".join(COMPONENTS), help="comma-separated subset of: " + ", ".join(COMPONENTS))
     ap.add_argument("--state-dir", help="where standins.status.json and the device plugin checkpoint go")
     ap.add_argument("--crds-dir", default=default_crds_dir(), help="upstream CRDs (the NAD CRD for Multus)")
@@ -79,8 +88,11 @@ def build(args, kube, nodes):
 
 
 class Loop:
-    def __init__(self, components, state_dir, interval):
+    def __init__(self, components, state_dir, interval, kube=None, idle_interval=None):
         self.components = components
+        self.kube = kube
+        self.idle_interval = interval if idle_interval is None else max(interval, idle_interval)
+        self.quiet = 0
         self.status_file = Path(state_dir) / "standins.status.json" if state_dir else None
         self.interval = interval
         self.stopping = False
@@ -93,16 +105,17 @@ class Loop:
     def once(self):
         t = time.time()
         notes = {}
-        for comp in self.components:
-            try:
-                notes[comp.name] = comp.tick(t)
-                self.last_error.pop(comp.name, None)
-            except Exception as err:  # noqa: BLE001 - one failing component must not stop the others
-                text = "%s: %s" % (type(err).__name__, err)
-                if self.last_error.get(comp.name) != text:
-                    LOG.exception("%s: %s", comp.name, text)
-                self.last_error[comp.name] = text
-                notes[comp.name] = {"error": text}
+        with self.kube.reads_cached() if self.kube is not None else contextlib.nullcontext():
+            for comp in self.components:
+                try:
+                    notes[comp.name] = comp.tick(t)
+                    self.last_error.pop(comp.name, None)
+                except Exception as err:  # noqa: BLE001 - one failing component must not stop the others
+                    text = "%s: %s" % (type(err).__name__, err)
+                    if self.last_error.get(comp.name) != text:
+                        LOG.exception("%s: %s", comp.name, text)
+                    self.last_error[comp.name] = text
+                    notes[comp.name] = {"error": text}
         self.loops += 1
         if self.status_file:
             tmp = self.status_file.with_suffix(".tmp")
@@ -112,11 +125,15 @@ class Loop:
 
     def run(self):
         while not self.stopping:
+            writes = self.kube.writes if self.kube is not None else 0
             t = self.once()
-            delay = self.interval - (time.time() - t)
+            wrote = self.kube is None or self.kube.writes != writes
+            self.quiet = 0 if wrote else self.quiet + 1
+            interval = self.idle_interval if self.quiet >= QUIET_LOOPS else self.interval
+            delay = interval - (time.time() - t)
             while delay > 0 and not self.stopping:
                 time.sleep(min(delay, 0.2))
-                delay = self.interval - (time.time() - t)
+                delay = interval - (time.time() - t)
 
 
 def main(argv=None):
@@ -128,7 +145,7 @@ def main(argv=None):
         print("standins: %s" % err, file=sys.stderr)
         return 2
     kube = _kube.Kube(args.kubeconfig)
-    loop = Loop(build(args, kube, nodes), args.state_dir, args.interval)
+    loop = Loop(build(args, kube, nodes), args.state_dir, args.interval, kube, args.idle_interval)
     signal.signal(signal.SIGTERM, loop.stop)
     signal.signal(signal.SIGINT, loop.stop)
     LOG.info("stand-ins %s for nodes %s, namespace %s, prefix %s, sync delay %.1fs, apply delay %.1fs",
