@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-# Copyright (c) gpufabric.roce contributors
+# Copyright: (c) 2026, gpufabric.roce maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """NicNodePolicies (network-operator 26.4 and later): the per-node components of the NicClusterPolicy, one policy per
 node group of the inventory (``network_operator_node_policies: true``).
@@ -54,6 +54,8 @@ OVERRIDES_FIELD = "network_operator_node_group_overrides"
 MEMBER_FIELDS = (GROUP_FIELD, SELECTOR_FIELD, OVERRIDES_FIELD)
 # What a group's overrides may set: the NicNodePolicy spec but nodeSelector (the selector's own variable sets it).
 _OVERRIDE_KEYS = NODE_COMPONENTS + ("tolerations",)
+# The NicNodePolicy spec's component sections, which are the NicClusterPolicy's (the same Go types upstream).
+_NNP_SCHEMA = {"type": "object", "properties": {k: NCP_SPEC_SCHEMA["properties"][k] for k in _OVERRIDE_KEYS}}
 
 
 def has_node_policies(version):
@@ -178,7 +180,7 @@ def render_nic_policies(cfg=None, members=None):
         group = groups[name]
         body = dict(moved, **({"tolerations": spec["tolerations"]} if spec.get("tolerations") else {}))
         body = deep_merge(body, group["overrides"])
-        for path, problem, allowed in schema_problems(body, _nnp_schema()):
+        for path, problem, allowed in schema_problems(body, _NNP_SCHEMA):
             errs.add(group["first"] or "(cluster)", "%s.%s" % (OVERRIDES_FIELD, path), _dig(body, path),
                      "%s: group %s's NicNodePolicy fails the CRD schema at spec.%s" % (problem, name, path),
                      "correct or remove it%s" % (" (allowed: %s)" % ", ".join(allowed[:15]) if allowed else ""))
@@ -186,9 +188,3 @@ def render_nic_policies(cfg=None, members=None):
                          "spec": dict(plain(body), nodeSelector=dict(group["selector"]))})
     errs.raise_if_any()
     return {"nic_cluster_policy": ncp, "nic_node_policies": policies}
-
-
-def _nnp_schema():
-    """The NicNodePolicy spec's component sections, which are the NicClusterPolicy's (the same Go types upstream)."""
-    props = NCP_SPEC_SCHEMA["properties"]
-    return {"type": "object", "properties": {k: props[k] for k in _OVERRIDE_KEYS}}
