@@ -12,8 +12,7 @@ import json
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._fabric import plan as fp
-from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import GpufabricError
-from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import plain
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import GpufabricError, plain
 from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import fabric_table
 from ansible_collections.gpufabric.roce.plugins.plugin_utils._raw_vars import view as _view
 

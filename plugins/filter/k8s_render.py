@@ -51,8 +51,7 @@ gpufabric.roce.k8s_fabric_teardown(live, fabric), sriov_drain_plan(states, polic
 import yaml
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import GpufabricError
-from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import plain
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import GpufabricError, plain
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.common import RenderValidationError
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.fabric import fabric_ownership, fabric_teardown
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.gitops import argocd_application, flux_helm_release, gitops_roots, kustomization

@@ -11,8 +11,7 @@ __metaclass__ = type  # noqa: UP001
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import GpufabricError
-from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import plain
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import GpufabricError, plain
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.common import RenderValidationError
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.nccl import DEFAULT_NAME
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.nccl import nccl_configmap as _configmap

@@ -8,8 +8,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type  # noqa: UP001
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import format_error
-from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import plain
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import format_error, plain
 from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_checks import output_file_problems
 
 

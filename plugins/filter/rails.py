@@ -24,9 +24,14 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import plain
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.nv_ipam import pool_name, pool_resource_name
 from ansible_collections.gpufabric.roce.plugins.module_utils._common.qos import effective_qos
-from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.rails import ROCE_DEFAULTS, node_network_name, node_resource_name
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.rails import (
+    ROCE_DEFAULTS,
+    node_network_name,
+    node_resource_name,
+    rail_network_name,
+    rail_resource_name,
+)
 from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.rails import node_rails as _node_rails
-from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.rails import rail_network_name, rail_resource_name
 
 
 _READ = ('roce_rails', 'roce_rail_overrides', 'roce_node_index', 'roce_num_vfs', 'roce_mtu', 'roce_vlan_id')

@@ -15,8 +15,7 @@ import json
 import os
 import re
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import redact_secrets
-from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import plain
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import plain, redact_secrets
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.common import deep_merge
 
 # "network-operator-26.4.1" -> ("network-operator", "26.4.1"): helm list joins name and version with "-".

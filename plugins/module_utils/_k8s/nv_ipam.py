@@ -18,8 +18,7 @@ one block (its overlap check), the ``gatewayIndex`` inside a block, routes in th
 
 import ipaddress
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import pod_subnet_problem
-from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import ident
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import ident, pod_subnet_problem
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.common import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import hosts_named
 

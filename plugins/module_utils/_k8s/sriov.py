@@ -7,8 +7,7 @@ admission rules and rendering, for the whole inventory in one pass (:func:`rende
 import ipaddress
 import json
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import format_error
-from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import ident, plain, slug
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import format_error, ident, plain, slug
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.common import (
     DNS_LABEL_RE,
     DNS_SUBDOMAIN_RE,

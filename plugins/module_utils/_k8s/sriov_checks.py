@@ -16,8 +16,7 @@ host ``(cluster)`` stands for the cluster-wide settings. Applying any one altern
 
 import re
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import MTU_MAX, MTU_MIN
-from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import ident
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import MTU_MAX, MTU_MIN, ident
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.common import (
     LABEL_KEY_RE,
     LABEL_VALUE_RE,

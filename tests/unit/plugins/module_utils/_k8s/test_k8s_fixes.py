@@ -13,8 +13,7 @@ import pytest
 from test_k8s_render import BAD_INPUTS, REFERENCE_DEFAULTS, reference_hostvars
 from test_k8s_webhook import WEBHOOK_CASES
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s import common
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s import sriov
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s import common, sriov
 from role_fallbacks import sriov_defaults
 
 _PATH = re.compile(r"(?P<var>[a-z_]+)(?:\[(?P<index>[0-9]+)\](?:\.(?P<key>[a-z_]+))?)?")

@@ -9,10 +9,8 @@ import pytest
 import yaml
 from k8s_crd_schema import crds_dir
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s import common
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s import common, sriov, status
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s import operator as op
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s import sriov
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s import status
 from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import vlan_gateway_plan
 from role_fallbacks import helm_defaults, ncp_defaults, sriov_defaults
 

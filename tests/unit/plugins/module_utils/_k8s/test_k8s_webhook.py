@@ -21,9 +21,8 @@ import tarfile
 import pytest
 from test_k8s_render import PF, REFERENCE_DEFAULTS, reference_hostvars
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s import common
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s import common, sriov
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s import operator as op
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s import sriov
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s import sriov_checks as checks
 from role_fallbacks import helm_defaults, sriov_defaults
 
