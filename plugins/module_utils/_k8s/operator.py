@@ -134,10 +134,18 @@ def chart_line(version):
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 
-def has_conditions(version):
-    """Whether the chart's NicClusterPolicy CRD has status.conditions (network-operator 26.7 and later)."""
+# The first chart line of each feature the collection renders or waits on differently.
+CHART_FEATURES = {
+    "node_policies": (26, 4),  # the NicNodePolicy CRD
+    "conditions": (26, 7),  # status.conditions on NicClusterPolicy and NicNodePolicy
+    "keep_ncp": (26, 7),  # the keep-ncp hook and its keepNCP value
+}
+
+
+def chart_has(version, feature):
+    """Whether a chart version (26.7.0-rc.2, v26.7.1) has ``feature`` of CHART_FEATURES; False when it is not a version."""
     line = chart_line(version)
-    return line is not None and line >= (26, 7)
+    return line is not None and line >= CHART_FEATURES[feature]
 
 
 # The role variables each renderer reads. Their defaults are not written here: the caller passes every one (the

@@ -109,5 +109,5 @@ def test_no_per_node_component_is_refused():
 
 
 def test_chart_line_without_the_crd():
-    assert nnp.has_node_policies("26.4.1") and nnp.has_node_policies("v26.7.1")
-    assert not nnp.has_node_policies("26.1.2") and not nnp.has_node_policies("latest")
+    assert nnp.chart_has("26.4.1", "node_policies") and nnp.chart_has("v26.7.1", "node_policies")
+    assert not nnp.chart_has("26.1.2", "node_policies") and not nnp.chart_has("latest", "node_policies")
