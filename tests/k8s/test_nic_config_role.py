@@ -115,10 +115,10 @@ def test_the_sriov_phase_applies_the_templates_waits_for_the_match_and_prunes_a_
     assert listed, out[-6000:]
     reasons = dict((reason, int(n)) for n, reason in (part.split(" ", 1) for part in listed.group(1).split(", ")))
     assert sum(reasons.values()) == 2 and set(reasons) <= {"UpdateStarted", "PendingReboot"}, listed.group(0)
-    # before the node policies
-    assert flat.index("TASK [gpufabric.roce.sriov_networks : Apply the NicConfigurationTemplates") < flat.index(
-        "TASK [gpufabric.roce.sriov_networks : Apply the SriovNetworkNodePolicies"
-    )
+    # applied before the node policies: the objects of the one apply, in the order it applied them
+    applied = flat.split("Objects of fabric qos-lab (created or changed): ", 1)[1]
+    assert applied.startswith("NicConfigurationTemplate/roce-node1-1021, NicConfigurationTemplate/roce-node2-1021, "
+                              "SriovNetworkNodePolicy/roce-node1"), applied[:400]
 
     assert _task_status(out, "Apply the NicConfigurationTemplates") == "changed"
     # idempotence: check mode then an apply again leave the templates as they are
