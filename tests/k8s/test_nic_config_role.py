@@ -144,6 +144,8 @@ def test_the_sriov_phase_applies_the_templates_waits_for_the_match_and_prunes_a_
         f.write("roce_qos_via: host\n")
     rc, out = _site(inv, cluster, tmp_path, "sriov")
     assert rc == 0, out[-8000:]
-    assert "delete NicConfigurationTemplate/roce-node2-1021" in out, out[-6000:]
+    flat = " ".join(out.split())
+    assert "Deleting 1 object(s) of fabric qos-lab no longer in the inventory: NicConfigurationTemplate/roce-node2-1021" in flat, out[-6000:]
+    assert "Pruned (no longer in the inventory): NicConfigurationTemplate/roce-node2-1021" in flat, out[-6000:]
     templates = {t["metadata"]["name"]: t for t in kube.items(TEMPLATES)}
     assert sorted(templates) == ["roce-node1-1021"] and templates["roce-node1-1021"]["metadata"]["resourceVersion"] == version
