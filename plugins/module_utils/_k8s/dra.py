@@ -86,10 +86,12 @@ def _vf_selector(resource):
             % (RESOURCE_NAME_DOMAIN, RESOURCE_NAME_ATTRIBUTE, resource, DRIVER))
 
 
-def claim_template(name, namespace, resource, network, if_name, settings):
-    """The ResourceClaimTemplate of one rail: one VF of ``resource`` (``<prefix>/<resourceName>``), configured for the
-    rail's network (``network``: the NetworkAttachmentDefinition the operator makes from the SriovNetwork, in
-    ``namespace``) as ``if_name``; with align_gpu, one GPU on the VF's PCIe root."""
+def claim_template(network, resource, if_name, settings):
+    """The ResourceClaimTemplate of one rail, named and placed as its SriovNetwork ``network`` (whose
+    NetworkAttachmentDefinition the operator writes into the network's ``networkNamespace``, where the pods run): one VF
+    of ``resource`` (``<prefix>/<resourceName>``), configured for that network as ``if_name``; with align_gpu, one GPU on
+    the VF's PCIe root."""
+    name, namespace = network["metadata"]["name"], network["spec"]["networkNamespace"]
     requests = [{"name": VF_REQUEST, "exactly": {"deviceClassName": VF_DEVICE_CLASS, "count": 1,
                                                  "selectors": [{"cel": {"expression": _vf_selector(resource)}}]}}]
     devices = {"requests": requests}
@@ -100,20 +102,19 @@ def claim_template(name, namespace, resource, network, if_name, settings):
     # network under the same name, so both modes give the pod the same interface.
     devices["config"] = [{"requests": [VF_REQUEST], "opaque": {"driver": DRIVER, "parameters": {
         "apiVersion": VF_CONFIG_API_VERSION, "kind": "VfConfig", "ifName": if_name,
-        "netAttachDefName": network, "netAttachDefNamespace": namespace}}}]
+        "netAttachDefName": name, "netAttachDefNamespace": namespace}}}]
     return {"apiVersion": CLAIM_API_VERSION, "kind": "ResourceClaimTemplate",
             "metadata": {"name": name, "namespace": namespace, "labels": {MANAGED_BY_LABEL: MANAGED_BY_VALUE}},
             "spec": {"spec": {"devices": devices}}}
 
 
 def claim_templates(settings, networks, prefix):
-    """One ResourceClaimTemplate per rendered SriovNetwork (with a cluster-wide IPAM: one per rail, in the rails' order),
-    named and placed as the network's NetworkAttachmentDefinition; the rail's interface is ``net<i>``, as Multus names the
-    networks of a pod's annotation. Empty unless ``settings`` is DRA mode."""
+    """One ResourceClaimTemplate per rendered SriovNetwork (with a cluster-wide IPAM: one per rail, in the rails' order);
+    the rail's interface is ``net<i>``, as Multus names the networks of a pod's annotation. Empty unless ``settings`` is
+    DRA mode."""
     if not settings or not settings["dra"]:
         return []
-    return [plain(claim_template(n["metadata"]["name"], n["spec"]["networkNamespace"], "%s/%s" % (prefix, n["spec"]["resourceName"]),
-                                 n["metadata"]["name"], "net%d" % i, settings))
+    return [plain(claim_template(n, "%s/%s" % (prefix, n["spec"]["resourceName"]), "net%d" % i, settings))
             for i, n in enumerate(networks, start=1)]
 
 
