@@ -27,8 +27,10 @@ sys.path.insert(0, str(REPO / "tests" / "unit" / "plugins" / "module_utils"))
 sys.path.insert(0, str(REPO / ".build" / "collections"))  # the link tests/unit/conftest.py and the Makefile make
 import k8s_crd_schema  # noqa: E402
 
+from ansible_collections.gpufabric.roce.plugins.filter.rails import rail_attachments
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.operator import HELM_DEFAULT_KEYS, render_helm_values
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.sriov import SRIOV_DEFAULT_KEYS, render_sriov
+from ansible_collections.gpufabric.roce.plugins.module_utils._verify import rdma_pods
 from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_defaults import with_role_defaults
 
 NODES = ("node1", "node2")  # the session control plane's nodes (k8s_helpers.HARDWARE)
@@ -218,3 +220,32 @@ def test_without_alignment_the_node_without_shared_roots_gets_one_vf_of_every_ra
         attrs = index[(SRIOV_DRIVER, "node2", vf["device"])]
         assert attrs["k8s.cni.cncf.io/resourceName"]["string"] == "nvidia.com/roce_%s" % rail["name"]
         assert attrs[SRIOV_DRIVER + "/PFName"]["string"] == rail["pf"]
+
+
+def test_rdma_verify_pod_mode_claims_through_the_templates_and_its_pods_land_one_per_node(dra_cluster):
+    """rdma_verify's pod mode in DRA mode: its one template of test pods (rails as gpufabric.roce.rail_attachments names
+    them) claims a VF of every rail through the rendered templates; kube-scheduler places one pod per node."""
+    kube, index = dra_cluster["kube"], _device_index(dra_cluster["slices"])
+    for t in dra_cluster["plain"]["claim_templates"]:
+        if kube.get_or_none(_rc("resourceclaimtemplates", namespace=PLAIN, name=t["metadata"]["name"])) is None:
+            kube.create(_rc("resourceclaimtemplates", namespace=PLAIN), t)
+    nodes = [{"host": n, "node_name": n, "network": "", "resource": "",
+              "rails": rail_attachments({"roce_rails": PLAN, "roce_node_index": i}, n, i, "roce", "nvidia.com", "nv-ipam", "")}
+             for i, n in enumerate(NODES)]
+    pods = rdma_pods.pod_manifests(nodes, {"namespace": PLAIN, "image": "registry.invalid/perftest:never-pulled", "claims": True})
+    assert len(pods) == len(NODES) and "nodeSelector" not in pods[0]["spec"]  # one template, placed by the scheduler
+    for pod in pods:
+        kube.create(_kube.path("", "v1", "pods", namespace=PLAIN), pod)
+    placed = {}
+    for pod in pods:
+        live, allocations = _scheduled_with_claims(kube, PLAIN, pod["metadata"]["name"])
+        placed[live["spec"]["nodeName"]] = allocations
+    assert sorted(placed) == sorted(NODES)
+    for node, allocations in placed.items():
+        for rail in PLAN:
+            (vf,) = allocations["roce-%s" % rail["name"]]
+            attrs = index[(SRIOV_DRIVER, node, vf["device"])]
+            assert vf["pool"] == node and attrs["k8s.cni.cncf.io/resourceName"]["string"] == "nvidia.com/roce_%s" % rail["name"]
+    live = kube.items(_kube.path("", "v1", "pods", namespace=PLAIN), labelSelector="app.kubernetes.io/name=rdma-verify")
+    placement = rdma_pods.pod_placement(live, pods)
+    assert {p["placed_on"] for p in placement} == set(NODES) and all(p["resource"] == "roce-rail0, roce-rail1" for p in placement)
