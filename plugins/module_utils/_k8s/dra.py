@@ -52,7 +52,8 @@ def check_settings(errs, cluster, ipam):
     align = cluster("sriov_networks_dra_align_gpu")
     if not isinstance(align, bool):
         errs.add(_HOST, "sriov_networks_dra_align_gpu", align, "must be a boolean",
-                 "set sriov_networks_dra_align_gpu to true (each rail's claim also takes the GPU on its VF's PCIe root) or false",
+                 "set sriov_networks_dra_align_gpu to true (each rail's claim also takes the GPU on its VF's PCIe root) or false, "
+                 "unquoted",
                  fix_vars=[{_HOST: {"sriov_networks_dra_align_gpu": b}} for b in (False, True)])
     gpu_class = cluster("sriov_networks_dra_gpu_device_class")
     if not isinstance(gpu_class, str) or not DNS_SUBDOMAIN_RE.match(gpu_class) or len(gpu_class) > 253:
