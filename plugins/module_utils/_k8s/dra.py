@@ -125,4 +125,3 @@ def helm_values(resource_api):
     if resource_api != "dra":
         return {}
     return {"sriov-network-operator": {"sriovOperatorConfig": {"featureGates": {FEATURE_GATE: True}}}}
-
