@@ -8,6 +8,7 @@ import json
 import re
 import shlex
 
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s import dra
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.common import (
     DNS_LABEL_RE,
     DNS_SUBDOMAIN_RE,
@@ -304,6 +305,8 @@ def render_helm_values(cfg=None):
         "sriovNetworkOperator": {"enabled": cfg["network_operator_sriov_enabled"]},
         "sriov-network-operator": {"operator": {"resourcePrefix": prefix}},
     }
+    # Optional: a caller without it (a playbook of the user's) keeps the device plugin, the chart's default.
+    values = deep_merge(values, dra.helm_values(cfg.get("sriov_networks_resource_api")))
     if airgap:
         if airgap["registry"]:
             for path, kind, default in CHART_IMAGES[version]:
