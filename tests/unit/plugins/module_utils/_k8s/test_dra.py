@@ -117,7 +117,7 @@ def test_one_rail_with_whereabouts_gives_one_claim_template():
 
 
 def _only(errs, field):
-    assert [(e["host"], e["field"]) for e in errs] == [("(cluster)", field)], errs
+    assert [(e.host, e.field) for e in errs] == [("(cluster)", field)], errs
     return errs[0]
 
 
@@ -134,17 +134,17 @@ def test_a_bad_value_is_refused_with_field_value_and_a_working_fix(field, value,
         given[field] = "  "  # None is "not given" (the role's default); a blank string is what a bad group_vars line gives
         value = "  "
     err = _only(errors(given), field)
-    assert err["value"] == value and "Fix:" in err["message"] and field in err["message"]
-    assert [alt["(cluster)"] for alt in err["fix_vars"]] == fixes
-    for alt in err["fix_vars"]:  # each fix, applied, renders
+    assert err.value == value and "Fix:" in str(err) and field in str(err)
+    assert [alt["(cluster)"] for alt in err.fix_vars] == fixes
+    for alt in err.fix_vars:  # each fix, applied, renders
         render_sriov(*inventory(), sriov_defaults(dict(given, **alt["(cluster)"])))
 
 
 def test_dra_with_host_local_ipam_is_refused_with_both_ways_out():
     given = {"sriov_networks_resource_api": "dra"}
     err = _only(errors(given), "sriov_networks_resource_api")
-    assert "host-local" in err["message"] and "nv-ipam" in err["fix"]
-    for alt in err["fix_vars"]:
+    assert "host-local" in str(err) and "nv-ipam" in err.fix
+    for alt in err.fix_vars:
         out = render_sriov(*inventory(), sriov_defaults(dict(given, **alt["(cluster)"])))
         assert len(out["claim_templates"]) == (4 if alt["(cluster)"].get("sriov_networks_ipam") == "nv-ipam" else 0)
 
@@ -152,8 +152,8 @@ def test_dra_with_host_local_ipam_is_refused_with_both_ways_out():
 def test_align_gpu_without_dra_is_refused_as_it_would_align_nothing():
     given = {"sriov_networks_ipam": "nv-ipam", "sriov_networks_dra_align_gpu": True}
     err = _only(errors(given), "sriov_networks_dra_align_gpu")
-    assert err["value"] is True and "device-plugin" in err["message"]
-    results = [render_sriov(*inventory(), sriov_defaults(dict(given, **alt["(cluster)"]))) for alt in err["fix_vars"]]
+    assert err.value is True and "device-plugin" in str(err)
+    results = [render_sriov(*inventory(), sriov_defaults(dict(given, **alt["(cluster)"]))) for alt in err.fix_vars]
     assert [len(r["claim_templates"]) for r in results] == [4, 0]
 
 
@@ -161,7 +161,7 @@ def test_a_bad_dra_value_is_reported_with_the_inventorys_other_problems():
     hosts, hv = inventory()
     hv["gpu1"]["roce_rail_overrides"] = {"rail2": {"num_vfs": 300}}
     errs = errors(dict(DRA, sriov_networks_resource_api="claims"), (hosts, hv))
-    assert {e["field"] for e in errs} == {"sriov_networks_resource_api", "roce_rails[rail2].num_vfs"}
+    assert {e.field for e in errs} == {"sriov_networks_resource_api", "roce_rails[rail2].num_vfs"}
 
 
 def test_helm_values_turn_the_operators_feature_gate_on_in_dra_mode_only():
