@@ -182,3 +182,15 @@ def test_the_gate_as_the_chart_writes_it_and_every_object_of_dra_mode_validate_a
     out = render(sriov_networks_dra_align_gpu=True)
     for obj in out["policies"] + out["networks"] + out["ip_pools"]:
         assert validate_object(obj, crds) == []
+
+
+@pytest.mark.parametrize("version", ["26.4.1", "26.1.2"])
+def test_dra_mode_on_a_chart_before_26_7_is_refused_with_the_release_that_has_it(version):
+    with pytest.raises(RenderValidationError) as info:
+        render_helm_values(helm_defaults({"sriov_networks_resource_api": "dra", "network_operator_chart_version": version}))
+    (err,) = info.value.errors
+    assert (err.host, err.field, err.value) == ("(cluster)", "sriov_networks_resource_api", "dra")
+    assert "chart %s has no DRA driver" % version in err.problem
+    assert "26.7.1" in err.fix and "sriov_networks_resource_api: device-plugin" in err.fix
+    # the fix, applied, renders
+    assert render_helm_values(helm_defaults({"sriov_networks_resource_api": "dra", "network_operator_chart_version": "26.7.1"}))
