@@ -43,6 +43,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network
     FabricErrors,
     fabric_table,
     gateway_args_list,
+    gateway_entries,
     grouped,
     is_fabric_table,
     qos_via_operator,
@@ -112,7 +113,7 @@ def route_index(table):
     deriving them from the table is O(nodes) per rail: 0.6 s per node at 10,000 x 8, in every node's worker."""
     by_rail = {}
     for f in table['nodes'].values():
-        for r in rail_entries(f):
+        for r in gateway_entries(f):  # an InfiniBand rail has no gateway to route to
             by_rail.setdefault(r['rail'], []).append(route_to(r))
     return {rail: compress(routes) for rail, routes in by_rail.items()}
 
@@ -268,7 +269,8 @@ def _as_variables(table, order, source):
         roce_rails = []
         for r in rails:
             rail = {'name': r.get('rail'), 'pf': r.get('pf'), 'vlan': r.get('vlan_id'), 'mtu': r.get('mtu'), 'subnet': r.get('subnet'),
-                    'gateway': r.get('gateway'), 'num_vfs': r.get('num_vfs'), 'sriov_pf': r.get('sriov_pf'), 'vfs': r.get('vfs')}
+                    'gateway': r.get('gateway'), 'num_vfs': r.get('num_vfs'), 'sriov_pf': r.get('sriov_pf'), 'vfs': r.get('vfs'),
+                    'link_type': r.get('link_type')}
             qos = profile(node, 'rails[%s].qos' % r.get('rail'), r)
             if qos is not None:
                 rail['qos'] = dict(qos, enabled=True)
@@ -424,7 +426,7 @@ def node_slice(data, host, routes_apart=False, route_ranges=False):
     index = data.get(INDEX) if cached and plan and route_ranges else None
     out = {'rails': gateway_args_list(table, host, with_routes=index is None), 'purge_routes': bool(data['complete']) if plan else True}
     if index is not None:
-        for rail, own in zip(out['rails'], rail_entries(table['nodes'][host])):
+        for rail, own in zip(out['rails'], gateway_entries(table['nodes'][host])):
             rail['routes'] = without(copy.deepcopy(index[own['rail']]), route_to(own))
     elif route_ranges:
         for r in out['rails']:

@@ -25,7 +25,15 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import
     pod_subnet_problem,
 )
 from ansible_collections.gpufabric.roce.plugins.module_utils._common.qos import QosCache
-from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.rails import ROCE_DEFAULTS, node_rails, rail_field, rail_names_problems, shorthand_vars
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.rails import (
+    ROCE_DEFAULTS,
+    is_ib,
+    link_type_problems,
+    node_rails,
+    rail_field,
+    rail_names_problems,
+    shorthand_vars,
+)
 
 FABRIC_KIND = 'vlan_gateway_fabric'
 PF_NAME_FIX = ('set %s to the PF netdev name as `ip link` shows it: at most 15 characters of letters, digits, "_", "." and "-", '
@@ -68,9 +76,10 @@ SUBNET_FIX = ('set roce_pod_subnet to %s, disjoint from the other nodes\', and r
               'e.g. roce_pod_subnet: 10.255.0.0/30 with roce_pod_gateway: 10.255.0.2' % POD_SUBNET_EXAMPLE)
 
 
-def node_fabric(hostvars, host, subnet_fix=SUBNET_FIX):
+def node_fabric(hostvars, host, subnet_fix=SUBNET_FIX, ib=False):
     """Validated pod network of one node: pf, vlan_id, mtu, subnet, gateway. ``subnet_fix``: how to fix a
-    subnet outside the address rules, in the words of the variable the user wrote (a rail's own)."""
+    subnet outside the address rules, in the words of the variable the user wrote (a rail's own). ``ib``: an InfiniBand
+    rail, which has neither VLAN nor gateway (pf, mtu, subnet only)."""
     pf = _get(hostvars, host, 'roce_pf')
     if not pf:
         raise GpufabricError(host, 'roce_pf', None, 'is not set', 'set roce_pf to the PF netdev carrying the fabric, e.g. enp157s0np0')
@@ -80,12 +89,12 @@ def node_fabric(hostvars, host, subnet_fix=SUBNET_FIX):
     sriov_pf = _get(hostvars, host, 'roce_sriov_pf')
     if sriov_pf not in (None, ''):
         check_ifname(host, 'roce_sriov_pf', sriov_pf, PF_NAME_FIX % 'roce_sriov_pf' + ' (or leave it unset: it defaults to roce_pf)')
-    raw_vlan = _get(hostvars, host, 'roce_vlan_id', ROCE_DEFAULTS['roce_vlan_id'])
+    raw_vlan = None if ib else _get(hostvars, host, 'roce_vlan_id', ROCE_DEFAULTS['roce_vlan_id'])
     try:
         vlan_id = int(raw_vlan)
     except (TypeError, ValueError):
         vlan_id = -1
-    if not 1 <= vlan_id <= 4094:
+    if not ib and not 1 <= vlan_id <= 4094:
         raise GpufabricError(host, 'roce_vlan_id', raw_vlan, 'is not a VLAN id in 1..4094',
                              'set roce_vlan_id to 1..4094 (default %d)' % ROCE_DEFAULTS['roce_vlan_id'])
     raw_mtu = _get(hostvars, host, 'roce_mtu', ROCE_DEFAULTS['roce_mtu'])
@@ -110,6 +119,8 @@ def node_fabric(hostvars, host, subnet_fix=SUBNET_FIX):
     problem = pod_subnet_problem(subnet)
     if problem:
         raise GpufabricError(host, 'roce_pod_subnet', raw_subnet, problem, subnet_fix)
+    if ib:
+        return {'pf': '%s' % pf, 'mtu': mtu, 'subnet': subnet, 'link_type': 'ib'}
     raw_gw = _get(hostvars, host, 'roce_pod_gateway')
     if raw_gw is None:
         raise GpufabricError(host, 'roce_pod_gateway', None, 'is not set',
@@ -219,7 +230,8 @@ def node_rail_fabric(hostvars, host, position, qos_cache=None):
         try:
             f = node_fabric({host: shorthand_vars(rail)}, host, subnet_fix=(
                 'set the subnet of rail %s (roce_rail_overrides.%s.subnet for this node, or subnet_pool in roce_rails) to %s, '
-                'disjoint from the other rails\' and nodes\', e.g. 10.101.0.0/24' % (rail['name'], rail['name'], POD_SUBNET_EXAMPLE)))
+                'disjoint from the other rails\' and nodes\', e.g. 10.101.0.0/24' % (rail['name'], rail['name'], POD_SUBNET_EXAMPLE)),
+                ib=is_ib(rail))
         except GpufabricError as exc:
             errors.append(GpufabricError(host, rail_field(rail['name'], exc.field), exc.value, exc.problem, exc.fix))
             continue
@@ -237,6 +249,9 @@ def node_rail_fabric(hostvars, host, position, qos_cache=None):
         f['sriov_pf'] = rail.get('sriov_pf') or f['pf']
         if rail.get('vfs'):
             f['vfs'] = rail['vfs']  # only when set: the table of 1,000 nodes x 8 rails stays small
+        if is_ib(rail):
+            out.append(f)  # roce_qos is the Ethernet rails' (DCB); an InfiniBand rail's own qos is refused by node_rails
+            continue
         qos, problems = (qos_cache or QosCache()).get(cluster_qos, rail.get('qos'), rail.get('qos_node'), rail['name'])
         errors.extend(GpufabricError(host, *p) for p in problems)
         if qos is not None:
@@ -269,7 +284,7 @@ def _rail_overlaps(entries):
 def _rail_vlan_errors(entries):
     by_rail = {}
     for host, rail, f in entries:
-        if rail:
+        if rail and 'vlan_id' in f:  # an InfiniBand rail has none
             by_rail.setdefault(rail, []).append((host, f))
     errors = []
     for rail, members in by_rail.items():
@@ -286,7 +301,10 @@ def _multirail_table(hostvars, nodes, fabric, rails):
     entries = [(n, None, fabric[n]) for n in nodes if n in fabric]
     entries += [(n, f['rail'], f) for n in nodes for f in rails.get(n, [])]
     one_rail = [n for n in nodes if n in fabric]
-    _raise(_rail_overlaps(entries) + (_vlan_errors(one_rail, fabric) if one_rail else []) + _rail_vlan_errors(entries))
+    # A rail whose link type differs between nodes is named for that, not for a VLAN the InfiniBand nodes lack.
+    mixed = [GpufabricError(*p) for p in link_type_problems({n: [{'name': f['rail'], 'link_type': f.get('link_type')} for f in rs]
+                                                                for n, rs in rails.items()}, nodes)]
+    _raise(_rail_overlaps(entries) + (_vlan_errors(one_rail, fabric) if one_rail else []) + (mixed or _rail_vlan_errors(entries)))
     profiles = _QosProfiles()
     out = {n: profiles.plain(f) for n, f in fabric.items()}
     for n, rs in rails.items():
@@ -297,6 +315,8 @@ def _multirail_table(hostvars, nodes, fabric, rails):
 
 
 def _plain_fabric(f):
+    if f.get('link_type') == 'ib':
+        return {'pf': f['pf'], 'link_type': 'ib', 'mtu': f['mtu'], 'subnet': '%s' % f['subnet']}
     return {'pf': f['pf'], 'vlan_id': f['vlan_id'], 'mtu': f['mtu'], 'subnet': '%s' % f['subnet'], 'gateway': '%s' % f['gateway']}
 
 
@@ -438,6 +458,11 @@ def rail_entries(node):
     return node['rails'] if 'rails' in node else (dict(node, rail=''),)
 
 
+def gateway_entries(node):
+    """A node's table entries that have a VLAN gateway: every rail but the InfiniBand ones."""
+    return [r for r in rail_entries(node) if r.get('link_type') != 'ib']
+
+
 def gateway_args(table, host, with_routes=True):
     """vlan_gateway arguments of ``host`` from a validated ``fabric_table``: its gateway address on
     ``<pf>.<vlan>`` and an onlink route to every other node's pod subnet via that node's gateway
@@ -478,7 +503,7 @@ def gateway_args_list(table, host, with_routes=True):
     if me is None or 'rails' not in me:
         return [gateway_args(table, host, with_routes)]
     out = []
-    for r in me['rails']:
+    for r in gateway_entries(me):
         gw = {
             'rail': r['rail'],
             'pf': r['pf'],
