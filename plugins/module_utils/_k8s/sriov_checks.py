@@ -193,7 +193,7 @@ def check_device(errs, host, fields, pol):
     ok = True
     link_type, device_type, is_rdma = pol["link_type"], pol["device_type"], pol["is_rdma"]
     flt, fdt, frd = fields["link_type"], fields["device_type"], fields["is_rdma"]
-    if link_type in ("ib", "IB") and pol.get("network"):
+    if link_type in ("ib", "IB") and pol.get("network") is True:
         _refuse_ib_network(errs, host, flt, link_type, pol.get("vlan"))
         return False, None
     if link_type not in LINK_TYPES:
