@@ -215,7 +215,8 @@ def _check_head(data, source):
 
 # A table key as a plan names it, from the inventory variable the rules name (check_table reads the table as variables).
 _PLAN_KEY = {'roce_pf': 'pf', 'roce_vlan_id': 'vlan_id', 'roce_mtu': 'mtu', 'roce_pod_subnet': 'subnet', 'roce_pod_gateway': 'gateway',
-             'roce_qos': 'qos', 'roce_rails': 'rails', 'roce_num_vfs': 'num_vfs', 'roce_sriov_pf': 'sriov_pf', 'roce_qos_via': 'qos_via'}
+             'roce_qos': 'qos', 'roce_rails': 'rails', 'roce_num_vfs': 'num_vfs', 'roce_sriov_pf': 'sriov_pf', 'roce_qos_via': 'qos_via',
+             'sriov_networks_link_type': 'link_type'}
 _RAIL_KEY = {'vlan': 'vlan_id', 'name': 'rail'}
 _VARIABLE_RE = re.compile(r'\broce_rails\[([^\]]*)\]\.(\w+)|\b(%s)\b' % '|'.join(sorted(_PLAN_KEY, key=len, reverse=True)))
 
@@ -257,6 +258,8 @@ def _as_variables(table, order, source):
         if 'rails' not in entry:
             hv = {'roce_pf': entry.get('pf'), 'roce_vlan_id': entry.get('vlan_id'), 'roce_mtu': entry.get('mtu'),
                   'roce_pod_subnet': entry.get('subnet'), 'roce_pod_gateway': entry.get('gateway')}
+            if 'link_type' in entry:
+                hv['sriov_networks_link_type'] = entry['link_type']
             qos = profile(node, 'qos', entry)
             if qos is not None:
                 hv['roce_qos'] = qos
@@ -455,6 +458,8 @@ def _field(rail, key):
     rail_key = 'vlan' if key == 'vlan_id' else key
     if rail:
         return 'roce_rails[%s].%s' % (rail, rail_key)
+    if rail_key == 'link_type':
+        return 'sriov_networks_link_type'  # a one-rail node's, the sriov_networks role's
     return SHORTHAND_FIELDS.get(rail_key, 'roce_' + rail_key)
 
 

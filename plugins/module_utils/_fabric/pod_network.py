@@ -26,10 +26,12 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import
 )
 from ansible_collections.gpufabric.roce.plugins.module_utils._common.qos import QosCache
 from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.rails import (
+    IPOIB_MTU_MAX,
     ROCE_DEFAULTS,
     is_ib,
     link_type_problems,
     node_rails,
+    odd_ones,
     rail_field,
     rail_names_problems,
     shorthand_vars,
@@ -97,7 +99,7 @@ def node_fabric(hostvars, host, subnet_fix=SUBNET_FIX, ib=False):
     if not ib and not 1 <= vlan_id <= 4094:
         raise GpufabricError(host, 'roce_vlan_id', raw_vlan, 'is not a VLAN id in 1..4094',
                              'set roce_vlan_id to 1..4094 (default %d)' % ROCE_DEFAULTS['roce_vlan_id'])
-    raw_mtu = _get(hostvars, host, 'roce_mtu', ROCE_DEFAULTS['roce_mtu'])
+    raw_mtu = _get(hostvars, host, 'roce_mtu', IPOIB_MTU_MAX if ib else ROCE_DEFAULTS['roce_mtu'])
     try:
         mtu = int(raw_mtu)
     except (TypeError, ValueError):
@@ -224,6 +226,11 @@ def node_rail_fabric(hostvars, host, position, qos_cache=None):
     if rails is None:
         return None, []
     errors = [GpufabricError(host, field, value, problem, fix) for field, value, problem, fix in problems]
+    ib_rails = [r['name'] for r in rails if is_ib(r)]
+    if ib_rails and _get(hostvars, host, 'roce_vf_mode') == 'host':
+        errors.append(GpufabricError(host, 'roce_vf_mode', 'host', 'is set on a node with InfiniBand rails (%s): host VF mode makes VFs '
+                                     'without the GUIDs an InfiniBand VF needs (the sriov-network-operator assigns them)' % ', '.join(ib_rails),
+                                     'set roce_vf_mode to operator on this node'))
     cluster_qos = _get(hostvars, host, 'roce_qos')
     out = []
     for rail in rails:
@@ -400,10 +407,14 @@ def fabric_table(hostvars, nodes=None, positions=None):
             rails[n] = node_rails_fabric
             errors.extend(rail_errors)
             continue
+        ib = one_rail_link_type(hostvars, n) == 'ib'
         try:
-            fabric[n] = node_fabric(hostvars, n)
+            fabric[n] = node_fabric(hostvars, n, ib=ib)
         except GpufabricError as exc:
             errors.append(exc)
+            continue
+        if ib:
+            errors.extend(_ib_node_problems(hostvars, n, fabric[n]))
             continue
         qos, problems = qos_cache.get(_get(hostvars, n, 'roce_qos'))
         errors.extend(GpufabricError(n, *p) for p in problems)
@@ -415,14 +426,60 @@ def fabric_table(hostvars, nodes=None, positions=None):
     if rails:
         _raise([GpufabricError(*p) for p in rail_names_problems([(n, [f['rail'] for f in rails[n]]) for n in nodes])])
         return _with_qos_via(_multirail_table(hostvars, nodes, fabric, rails), via)
-    _raise(_overlaps(nodes, fabric) + _vlan_errors(nodes, fabric) if nodes else [])
+    eth = [n for n in nodes if 'vlan_id' in fabric[n]]
+    # One rail is one plane: a node whose link type differs from the others' is named for that, not for its VLAN.
+    mixed = _one_rail_link_type_errors(nodes, fabric)
+    _raise(_overlaps(nodes, fabric) + (mixed or (_vlan_errors(eth, fabric) if eth else [])) if nodes else [])
     profiles = _QosProfiles()
     table = {
         'kind': FABRIC_KIND,
-        'vlan_id': fabric[nodes[0]]['vlan_id'] if nodes else None,
+        'vlan_id': fabric[nodes[0]].get('vlan_id') if nodes else None,
         'nodes': {n: profiles.plain(f) for n, f in fabric.items()},
     }
     return _with_qos_via(profiles.into(table), via)
+
+
+def one_rail_link_type(hostvars, host):
+    """A one-rail node's link type, from the sriov_networks role's sriov_networks_link_type (eth unless set; the role's
+    argument spec takes eth, ETH, ib and IB): 'ib' for an InfiniBand node, else 'eth'."""
+    value = _get(hostvars, host, 'sriov_networks_link_type')
+    return 'ib' if isinstance(value, str) and value.lower() == 'ib' else 'eth'
+
+
+# What a one-rail InfiniBand node may not have: the Ethernet settings of its pod network, with why.
+_IB_NODE_REFUSED = (
+    ('roce_vlan_id', 'an InfiniBand node has no VLAN (its partition is the subnet manager\'s, by the VFs\' GUIDs)'),
+    ('roce_pod_gateway', 'an InfiniBand node has no gateway: the pods of every node are on one IPoIB link and reach each other directly'),
+    ('roce_qos', 'DCB (trust, PFC, ECN) is Ethernet\'s; InfiniBand is lossless by its credit-based flow control'),
+    ('roce_vfs', 'per-VF settings are applied in host VF mode, which an InfiniBand node does not use'),
+)
+
+
+def _ib_node_problems(hostvars, host, f):
+    """A one-rail node with sriov_networks_link_type: ib: no VLAN, gateway, QoS or host VF mode, an IPoIB MTU."""
+    out = []
+    why = 'is set on an InfiniBand node (sriov_networks_link_type: ib): '
+    for var, reason in _IB_NODE_REFUSED:
+        if _get(hostvars, host, var) not in (None, [], ''):
+            out.append(GpufabricError(host, var, _get(hostvars, host, var), why + reason,
+                                      'remove %s from this node\'s variables, or set sriov_networks_link_type to eth (RoCE)' % var))
+    if _get(hostvars, host, 'roce_vf_mode') == 'host':
+        out.append(GpufabricError(host, 'roce_vf_mode', 'host', why + 'host VF mode makes VFs without the GUIDs an InfiniBand VF needs '
+                                  '(the sriov-network-operator assigns them)', 'set roce_vf_mode to operator on this node'))
+    if f['mtu'] > IPOIB_MTU_MAX:
+        out.append(GpufabricError(host, 'roce_mtu', f['mtu'], 'is above %d, the largest IPoIB MTU of an InfiniBand VF' % IPOIB_MTU_MAX,
+                                  'set roce_mtu to %d or less on this node, or leave it unset (%d)' % (IPOIB_MTU_MAX, IPOIB_MTU_MAX)))
+    return out
+
+
+def _one_rail_link_type_errors(nodes, fabric):
+    """One-rail nodes share one plane: one link type for all of them (the majority's; ties: the first node's)."""
+    odd = odd_ones({n: [{'name': '', 'link_type': fabric[n].get('link_type', 'eth')}] for n in nodes}, nodes, lambda r: r['link_type'])
+    return [GpufabricError(host, 'sriov_networks_link_type', value,
+                           'differs from link type %s that %s and the other nodes have: the nodes\' one rail is one switch plane, '
+                           'Ethernet or InfiniBand' % (meant, first),
+                           'set sriov_networks_link_type to %s on this node, or the same on every node (group_vars/roce_nodes)' % meant)
+            for _name, meant, first, hosts in odd for host, value in hosts]
 
 
 def _qos_via(hostvars, nodes):
@@ -471,6 +528,9 @@ def gateway_args(table, host, with_routes=True):
     if host not in nodes:
         raise _not_a_node(host, nodes)
     me = nodes[host]
+    if me.get('link_type') == 'ib':
+        raise GpufabricError(host, 'sriov_networks_link_type', 'ib', 'an InfiniBand node has no VLAN gateway',
+                             'use the gpufabric.roce.vlan_gateway_plans filter (a list: empty for an InfiniBand node)')
     if 'rails' in me:
         raise GpufabricError(host, 'roce_rails', [r['rail'] for r in me['rails']], 'the node has several rails, so several gateways',
                              'use the gpufabric.roce.vlan_gateway_plans filter (a list, one gateway per rail)')
@@ -482,7 +542,7 @@ def gateway_args(table, host, with_routes=True):
         'addresses': ['%s/%s' % (me['gateway'], me['subnet'].rsplit('/', 1)[1])],
     }
     if with_routes:
-        out['routes'] = [route_to(f) for n, f in nodes.items() if n != host]
+        out['routes'] = [route_to(f) for n, f in nodes.items() if n != host and f.get('link_type') != 'ib']
     out.update(_qos_of(table, me))
     return out
 
@@ -500,6 +560,8 @@ def gateway_args_list(table, host, with_routes=True):
     ``with_routes=False``: without ``routes`` (see ``gateway_args``)."""
     nodes = table['nodes']
     me = nodes.get(host)
+    if me is not None and me.get('link_type') == 'ib':
+        return []  # a one-rail InfiniBand node: no gateway
     if me is None or 'rails' not in me:
         return [gateway_args(table, host, with_routes)]
     out = []

@@ -422,7 +422,7 @@ def rail_names_problems(names_by_host):
             for host, names in names_by_host if tuple(names) != meant]
 
 
-def _odd_ones(rails_by_host, hosts, value_of, counted=lambda rail: True):
+def odd_ones(rails_by_host, hosts, value_of, counted=lambda rail: True):
     """Per rail, the value most nodes give it (ties: the first node's) and the nodes that give another:
     ``[(rail, meant, first node with it, [(host, value)])]``. ``value_of(rail)``: a rail's value; ``counted(rail)``: whether
     the rail takes part."""
@@ -455,7 +455,7 @@ def vlan_problems(rails_by_host, hosts):
     return [(host, 'roce_rails[%s].vlan' % name, vlan,
              'differs from VLAN %s that %s and the other nodes use on rail %s' % (meant, first, name),
              'use one VLAN per rail on every node: drop the node\'s override or set it to %s' % meant)
-            for name, meant, first, odd in _odd_ones(rails_by_host, hosts, lambda r: r.get('vlan'), lambda r: not is_ib(r))
+            for name, meant, first, odd in odd_ones(rails_by_host, hosts, lambda r: r.get('vlan'), lambda r: not is_ib(r))
             for host, vlan in odd]
 
 
@@ -467,5 +467,5 @@ def link_type_problems(rails_by_host, hosts):
              'InfiniBand, on every node' % (meant, first, name),
              'give rail %s one link_type for every node: set it once in roce_rails (group_vars/roce_nodes) and remove this '
              'node\'s own roce_rails from its host_vars' % name)
-            for name, meant, first, odd in _odd_ones(rails_by_host, hosts, lambda r: r.get('link_type') or 'eth')
+            for name, meant, first, odd in odd_ones(rails_by_host, hosts, lambda r: r.get('link_type') or 'eth')
             for host, link_type in odd]

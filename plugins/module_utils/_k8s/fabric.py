@@ -101,7 +101,7 @@ def fabric_ownership(live, rendered, fabric):
 # the policy's resource, and the policies' deletion is what makes the config daemons drop the VFs.
 # A CIDRPool after the SriovNetworks that hand out its addresses. A NicConfigurationTemplate after the policies: the
 # operator then clears its NICs' spec and leaves their firmware and QoS as they are (nothing is reset).
-_TEARDOWN_ORDER = {"SriovNetwork": 0, "CIDRPool": 1, "SriovNetworkNodePolicy": 2, "NicConfigurationTemplate": 3, "ConfigMap": 4,
+_TEARDOWN_ORDER = {"SriovNetwork": 0, "SriovIBNetwork": 0, "CIDRPool": 1, "SriovNetworkNodePolicy": 2, "NicConfigurationTemplate": 3, "ConfigMap": 4,
                    "SriovNetworkPoolConfig": 5}
 
 

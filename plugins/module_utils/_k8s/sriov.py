@@ -28,6 +28,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.sriov_network 
     whereabouts_ipam,
 )
 from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.rails import (
+    IPOIB_MTU_MAX,
     is_ib,
     is_multirail,
     link_type_problems,
@@ -323,6 +324,8 @@ class _SriovRender:
         if is_multirail(hv):
             self._multirail_host(host, hv, node_name, position)
             return
+        if _is_ib(hv) and hv_raw.get("roce_mtu") is None:
+            hv["roce_mtu"] = IPOIB_MTU_MAX  # roce_mtu's default (9000) is Ethernet's
         resource_name = hv["sriov_networks_resource_name"]
         if _is_unset(resource_name):
             resource_name = node_resource_name(self.name_prefix, node_name, per_node=self.ipam == "host-local")
@@ -336,7 +339,7 @@ class _SriovRender:
         net_settings = check_network_settings(errs, host, hv)
         if net_settings is None:
             return None
-        if rail and is_ib(rail):
+        if _is_ib(hv):
             # A SriovIBNetwork: its IPAM has no gateway, and of the settings only the link state and namespace apply.
             net_settings = dict(net_settings, link_type="ib")
         elif net_settings["vlan_qos"] and hv["roce_qos"] is not None:
@@ -391,6 +394,15 @@ class _SriovRender:
                 "empty (a network and a CIDRPool per rail); each rail's subnets come from its subnet_pool. Or drop roce_rails",
             )
             return
+        if _is_ib(hv):
+            self.errs.add(
+                host,
+                "sriov_networks_link_type",
+                hv["sriov_networks_link_type"],
+                "is the link type of a one-rail node; a node with roce_rails has one per rail",
+                "remove sriov_networks_link_type from this node and set link_type: ib on the InfiniBand rails of roce_rails",
+            )
+            return
         if hv["sriov_networks_extra_policies"]:
             self.errs.add(
                 host,
@@ -406,8 +418,7 @@ class _SriovRender:
             errs = _RailErrors(self.errs, rail["name"])
             hv_rail = dict(hv, sriov_networks_resource_name=None, sriov_networks_pf_names=[])
             hv_rail.update(shorthand_vars(rail))
-            if is_ib(rail):
-                hv_rail["sriov_networks_link_type"] = "ib"
+            hv_rail["sriov_networks_link_type"] = "ib" if is_ib(rail) else hv["sriov_networks_link_type"]
             # nv-ipam's pools: one resource per rail for every node; host-local: one per node and rail.
             shared = self.nv_pools is not None
             resource_name = pool_resource_name(self.name_prefix, rail) if shared else rail_resource_name(self.name_prefix, node_name, rail)
@@ -485,7 +496,7 @@ class _SriovRender:
             "externally_managed": self._vf_mode(host, hv) == "host",
             # The main policy's resource gets the node's SriovNetwork (an InfiniBand rail's: its SriovIBNetwork); an extra
             # policy's gets none.
-            "network": "ib" if hv["sriov_networks_link_type"] == "ib" and rail else True,
+            "network": "ib" if _is_ib(hv) else True,
             "vlan": hv["roce_vlan_id"],
         }
         fields = dict(_POLICY_FIELDS, pf_names=pf_field)
@@ -566,7 +577,7 @@ class _SriovRender:
     def _node_subnet(self, errs, host, hv, routes, rail, *, vfs=None):
         """The node's pod subnet and gateway (parsed) with its IPAM routes checked against them, kept for the
         cross-node overlap check; None after a problem."""
-        sub = check_pod_subnet(errs, host, hv, gateway=not (rail and is_ib(rail)))
+        sub = check_pod_subnet(errs, host, hv, gateway=not _is_ib(hv))
         if sub is None:
             return None
         net, gw = sub
@@ -739,6 +750,12 @@ class _RailErrors:
 
     def attach(self, before, fix_vars):
         self._errs.attach(before, self._fix_vars(fix_vars))
+
+
+def _is_ib(hv):
+    """Whether the node's (or, in a rail's view of the node, the rail's) network is InfiniBand."""
+    value = hv.get("sriov_networks_link_type")
+    return isinstance(value, str) and value.lower() == "ib"
 
 
 def _node_entry(host, node_name, policies, resources):
