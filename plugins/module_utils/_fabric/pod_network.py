@@ -478,7 +478,8 @@ def _one_rail_link_type_errors(nodes, fabric):
     return [GpufabricError(host, 'sriov_networks_link_type', value,
                            'differs from link type %s that %s and the other nodes have: the nodes\' one rail is one switch plane, '
                            'Ethernet or InfiniBand' % (meant, first),
-                           'set sriov_networks_link_type to %s on this node, or the same on every node (group_vars/roce_nodes)' % meant)
+                           'set sriov_networks_link_type to %s on this node%s, or the same on every node (group_vars/roce_nodes)'
+                           % (meant, ' and remove its roce_vlan_id and roce_pod_gateway' if meant == 'ib' else ''))
             for _name, meant, first, hosts in odd for host, value in hosts]
 
 
