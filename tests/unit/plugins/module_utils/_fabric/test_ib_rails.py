@@ -89,7 +89,7 @@ def test_only_ib_rails_means_no_gateway_at_all():
     (IB0, {"ib0": {"link_type": "eth"}}, "roce_rail_overrides.ib0.link_type", '"eth"', "not a node's to override",
      "set it on the rail in roce_rails"),
 ])
-def test_every_new_knob_is_refused_with_host_field_value_and_fix(rail, override, field, value, words, fix):
+def test_every_new_knob_is_refused_with_host_field_value_and_fix(rail, override, field, value, words, fix):  # noqa: PLR0917 - parametrized
     node = {"roce_rails": [ETH0, rail]}
     if override:
         node["roce_rail_overrides"] = override
