@@ -309,8 +309,8 @@ def _multirail_table(hostvars, nodes, fabric, rails):
     entries += [(n, f['rail'], f) for n in nodes for f in rails.get(n, [])]
     one_rail = [n for n in nodes if n in fabric]
     # A rail whose link type differs between nodes is named for that, not for a VLAN the InfiniBand nodes lack.
-    mixed = [GpufabricError(*p) for p in link_type_problems({n: [{'name': f['rail'], 'link_type': f.get('link_type')} for f in rs]
-                                                                for n, rs in rails.items()}, nodes)]
+    link_types = {n: [{'name': f['rail'], 'link_type': f.get('link_type')} for f in rs] for n, rs in rails.items()}
+    mixed = [GpufabricError(*p) for p in link_type_problems(link_types, nodes)]
     _raise(_rail_overlaps(entries) + (_vlan_errors(one_rail, fabric) if one_rail else []) + (mixed or _rail_vlan_errors(entries)))
     profiles = _QosProfiles()
     out = {n: profiles.plain(f) for n, f in fabric.items()}
