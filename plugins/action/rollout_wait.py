@@ -7,7 +7,7 @@ import time
 
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.operator import has_conditions
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.operator import chart_has
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.wait import judge, reads_for
 
 display = Display()
@@ -45,7 +45,7 @@ class ActionModule(ActionBase):
 
     def _poll(self, result, args, task_vars):
         check, expected = args["check"], args["expected"]
-        conditions = has_conditions(args["chart_version"]) if args.get("chart_version") else None
+        conditions = chart_has(args["chart_version"], "conditions") if args.get("chart_version") else None
         auth = {k: args[k] for k in ("kubeconfig", "context") if args.get(k)}
         start = time.monotonic()
         polls, judged = 0, False

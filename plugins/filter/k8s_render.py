@@ -51,7 +51,7 @@ gpufabric.roce.k8s_fabric_teardown(live, fabric), sriov_drain_plan(states, polic
 import yaml
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import GpufabricError, plain
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import GpufabricError, parse_bool, plain
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.common import RenderValidationError
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.fabric import fabric_ownership, fabric_teardown
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.gitops import argocd_application, flux_helm_release, gitops_roots, kustomization
@@ -106,7 +106,7 @@ def sriov_validate(hostvars, hosts, defaults=None):
     try:
         sr.sriov(raw_vars.view(hostvars), _hosts(hosts), defaults)
     except RenderValidationError as exc:
-        return [e["message"] for e in exc.errors]
+        return ["%s" % e for e in exc.errors]
     except ValueError as exc:
         raise AnsibleFilterError(str(exc)) from exc
     return []
@@ -134,7 +134,8 @@ def _wrap(func, keys):
 def nic_node_policies(config=None, hostvars=None, hosts=None):
     cfg = with_role_defaults("network_operator", NCP_DEFAULT_KEYS + ("network_operator_node_policies",), plain(config))
     members = []
-    if hostvars is not None and cfg.get("network_operator_node_policies") not in (False, "false", "False", "no"):
+    # Off: the nodes' group variables are not read. A value that is not a boolean is read as on, so the render names it.
+    if hostvars is not None and parse_bool(cfg.get("network_operator_node_policies")) is not False:
         rows = raw_vars.view(hostvars)
         try:
             members = [dict(raw_vars.inputs(rows, h, MEMBER_FIELDS), host=h) for h in _hosts(hosts)]

@@ -21,6 +21,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import
     MTU_MIN,
     POD_SUBNET_EXAMPLE,
     GpufabricError,
+    GpufabricErrors,
     check_ifname,
     pod_subnet_problem,
 )
@@ -45,18 +46,15 @@ PF_NAME_FIX = ('set %s to the PF netdev name as `ip link` shows it: at most 15 c
 MAX_LISTED = 20
 
 
-class FabricErrors(GpufabricError):
+class FabricErrors(GpufabricErrors):
     """Several nodes are wrong: one line per problem, each naming host, field, value and fix. ``where``: what the
     problems are in, for the first line."""
 
     def __init__(self, errors, where='the pod network of the nodes'):
-        first = errors[0]
-        super(FabricErrors, self).__init__(first.host, first.field, first.value, first.problem, first.fix)
-        self.errors = list(errors)
         lines = ['%s' % e for e in errors[:MAX_LISTED]]
         if len(errors) > MAX_LISTED:
             lines.append('... and %d more problems of the same kinds' % (len(errors) - MAX_LISTED))
-        self.args = ('%d problems in %s:\n%s' % (len(errors), where, '\n'.join(lines)),)
+        super(FabricErrors, self).__init__(errors, '%d problems in %s:\n%s' % (len(errors), where, '\n'.join(lines)))
 
 
 def _raise(errors):

@@ -9,7 +9,7 @@ Input is what the Helm renderer already validated (:func:`render_chart_reference
 :func:`render_helm_values` of ``_k8s.operator``), so nothing here re-checks the inventory.
 """
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.operator import chart_line
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.operator import chart_has
 
 FLUX_SOURCE_API = "source.toolkit.fluxcd.io/v1"
 FLUX_HELM_API = "helm.toolkit.fluxcd.io/v2"
@@ -44,8 +44,7 @@ def gitops_values(chart, values):
     a NicClusterPolicy an old chart made; Argo CD runs hooks on every sync, where it stalls the first one
     (network-operator#2956), and the chart's README tells a first GitOps install to set ``keepNCP: false``. The collection
     never lets the chart make the NicClusterPolicy, so there is nothing to keep: false, unless the overrides set it."""
-    line = chart_line(chart.get("version"))
-    if line is None or line < (26, 7) or "keepNCP" in (values or {}):
+    if not chart_has(chart.get("version"), "keep_ncp") or "keepNCP" in (values or {}):
         return values
     return dict(values or {}, keepNCP=False)
 

@@ -33,15 +33,13 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.operator impor
     NCP_API_VERSION,
     NCP_RELEASES,
     _dig,
-    chart_line,
+    chart_has,
     render_nic_cluster_policy,
 )
 
 NNP_KIND = "NicNodePolicy"
 # The sections of a NicClusterPolicy spec that the NicNodePolicy CRD also has (mellanox.com_nicnodepolicies.yaml).
 NODE_COMPONENTS = ("ofedDriver", "rdmaSharedDevicePlugin", "sriovDevicePlugin")
-# The NicNodePolicy CRD came with network-operator 26.4.
-NNP_FIRST_LINE = (26, 4)
 DEFAULT_GROUP = "roce-nodes"
 # The operator's admission webhook refuses a longer NicNodePolicy name: it becomes part of DaemonSet names and labels
 # (api/v1alpha1/validator/nicpolicy_webhook.go, maxNicNodePolicyNameLength).
@@ -56,12 +54,6 @@ MEMBER_FIELDS = (GROUP_FIELD, SELECTOR_FIELD, OVERRIDES_FIELD)
 _OVERRIDE_KEYS = NODE_COMPONENTS + ("tolerations",)
 # The NicNodePolicy spec's component sections, which are the NicClusterPolicy's (the same Go types upstream).
 _NNP_SCHEMA = {"type": "object", "properties": {k: NCP_SPEC_SCHEMA["properties"][k] for k in _OVERRIDE_KEYS}}
-
-
-def has_node_policies(version):
-    """Whether a chart version's CRDs have NicNodePolicy (26.4 and later)."""
-    line = chart_line(version)
-    return line is not None and line >= NNP_FIRST_LINE
 
 
 def _unset(value):
@@ -158,8 +150,8 @@ def render_nic_policies(cfg=None, members=None):
     if not enabled:
         return {"nic_cluster_policy": render_nic_cluster_policy(cfg), "nic_node_policies": []}
     version = cfg.get("network_operator_chart_version")
-    if not has_node_policies(version):
-        newer = ", ".join(v for v in sorted(NCP_RELEASES) if has_node_policies(v))
+    if not chart_has(version, "node_policies"):
+        newer = ", ".join(v for v in sorted(NCP_RELEASES) if chart_has(v, "node_policies"))
         errs.add("(cluster)", "network_operator_node_policies", True,
                  "network-operator chart %s has no NicNodePolicy CRD (it came with 26.4): the API server would refuse every "
                  "NicNodePolicy after the release was installed" % version,

@@ -8,6 +8,7 @@ import json
 import re
 import shlex
 
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s import dra
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.common import (
     DNS_LABEL_RE,
     DNS_SUBDOMAIN_RE,
@@ -134,10 +135,19 @@ def chart_line(version):
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 
-def has_conditions(version):
-    """Whether the chart's NicClusterPolicy CRD has status.conditions (network-operator 26.7 and later)."""
+# The first chart line of each feature the collection renders or waits on differently.
+CHART_FEATURES = {
+    "node_policies": (26, 4),  # the NicNodePolicy CRD
+    "conditions": (26, 7),  # status.conditions on NicClusterPolicy and NicNodePolicy
+    "keep_ncp": (26, 7),  # the keep-ncp hook and its keepNCP value
+    "dra": (26, 7),  # the sriov-network-operator's DRA driver image and its CRDs (SriovResourcePolicy, DeviceAttributes)
+}
+
+
+def chart_has(version, feature):
+    """Whether a chart version (26.7.0-rc.2, v26.7.1) has ``feature`` of CHART_FEATURES; False when it is not a version."""
     line = chart_line(version)
-    return line is not None and line >= (26, 7)
+    return line is not None and line >= CHART_FEATURES[feature]
 
 
 # The role variables each renderer reads. Their defaults are not written here: the caller passes every one (the
@@ -279,6 +289,11 @@ def render_helm_values(cfg=None):
         overrides = {}
     airgap = _check_airgap(errs, cfg["network_operator_airgap"])
     version = str(cfg["network_operator_chart_version"])
+    if cfg.get("sriov_networks_resource_api") == "dra" and not chart_has(version, "dra"):
+        newer = ", ".join(v for v in sorted(NCP_RELEASES) if chart_has(v, "dra"))
+        errs.add("(cluster)", "sriov_networks_resource_api", "dra",
+                 "network-operator chart %s has no DRA driver for SR-IOV (dra-driver-sriov and its CRDs came with 26.7)" % version,
+                 "set network_operator_chart_version to a 26.7 release (%s), or sriov_networks_resource_api: device-plugin" % newer)
     if airgap and airgap.get("registry") and version not in CHART_IMAGES:
         errs.add(
             "(cluster)",
@@ -296,6 +311,8 @@ def render_helm_values(cfg=None):
         "sriovNetworkOperator": {"enabled": cfg["network_operator_sriov_enabled"]},
         "sriov-network-operator": {"operator": {"resourcePrefix": prefix}},
     }
+    # Optional: a caller without it (a playbook of the user's) keeps the device plugin, the chart's default.
+    values = deep_merge(values, dra.helm_values(cfg.get("sriov_networks_resource_api")))
     if airgap:
         if airgap["registry"]:
             for path, kind, default in CHART_IMAGES[version]:

@@ -18,6 +18,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.common import 
     _lookup,
     require_keys,
 )
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s import dra
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.nv_ipam import NvIpamPools, pool_name, pool_resource_name
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.sriov_network import (
     check_ipam_routes,
@@ -112,7 +113,7 @@ SRIOV_DEFAULT_KEYS = _SHARED_FABRIC_KEYS + (
     "sriov_networks_whereabouts_gateway",
     "sriov_networks_nv_ipam_pool",
     "sriov_networks_nv_ipam_pool_type",
-) + _PER_NODE_ROLE_KEYS
+) + dra.DRA_DEFAULT_KEYS + _PER_NODE_ROLE_KEYS
 
 # Variables read per node (hostvars first, then the role defaults). Everything else in
 # SRIOV_DEFAULT_KEYS is cluster-wide and read from the play host only.
@@ -193,8 +194,8 @@ def render_sriov(hosts, host_vars, defaults=None):
     ``host_vars`` maps host -> mapping of that host's variables (the inventory names:
     ``roce_*`` and ``sriov_networks_*``). ``defaults`` holds the role's values (the play
     host's view), used when a host does not define a per-host variable and for every
-    cluster-wide setting. Returns ``{"policies", "networks", "nodes", "ip_pools"}`` (``ip_pools``: the nv-ipam
-    CIDRPools rendered with nv-ipam and no pool name, else empty); raises
+    cluster-wide setting. Returns ``{"policies", "networks", "nodes", "ip_pools", "claim_templates"}`` (``ip_pools``: the nv-ipam
+    CIDRPools rendered with nv-ipam and no pool name, else empty; ``claim_templates``: DRA mode's, module_utils/_k8s/dra.py); raises
     :class:`RenderValidationError` listing every problem in the whole inventory. ``defaults`` must set every key of
     ``SRIOV_DEFAULT_KEYS`` (the filter gpufabric.roce.sriov_manifests fills in the role's defaults).
     """
@@ -245,7 +246,8 @@ class _SriovRender:
         self._shared_networks()
         self._default_route_warnings()
         warnings = [format_error(hosts_named(h), field, value, problem, fix) for (field, _v, problem, fix), (value, h) in self.warned.items()]
-        return {"policies": self.policies, "networks": self.networks, "nodes": self.nodes, "ip_pools": ip_pools, "warnings": warnings}
+        return {"policies": self.policies, "networks": self.networks, "nodes": self.nodes, "ip_pools": ip_pools, "warnings": warnings,
+                "claim_templates": dra.claim_templates(self.dra, self.networks, self.prefix)}
 
     def _cluster_name(self, field, regex, problem, fix, example):
         value = self.cluster(field)
@@ -284,6 +286,7 @@ class _SriovRender:
                 describe("(cluster)", [(lead, {"(cluster)": alt}) for lead, alt in _IPAM_CHOICES]),
                 fix_vars=[{"(cluster)": alt} for _lead, alt in _IPAM_CHOICES],
             )
+        self.dra = dra.check_settings(errs, cluster, self.ipam) if self.ipam in IPAM_MODES else None
         self.cluster_ipam = None
         if self.ipam == "whereabouts":
             self.cluster_ipam = whereabouts_ipam(errs, cluster)

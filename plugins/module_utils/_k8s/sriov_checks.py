@@ -16,14 +16,13 @@ host ``(cluster)`` stands for the cluster-wide settings. Applying any one altern
 
 import re
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import MTU_MAX, MTU_MIN, ident
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import MTU_MAX, MTU_MIN, ident, shown_value
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.common import (
     LABEL_KEY_RE,
     LABEL_VALUE_RE,
     MELLANOX_VENDOR,
     _as_int,
     _Errors,
-    _show,
 )
 
 MLX_MAX_VFS = 128
@@ -59,12 +58,12 @@ class FixErrors(_Errors):
     def add(self, host, field, value, problem, fix, *, fix_vars=None):
         super().add(host, field, value, problem, fix)
         if fix_vars:
-            self.items[-1]["fix_vars"] = fix_vars
+            self.items[-1].fix_vars = fix_vars
 
     def attach(self, before, fix_vars):
         """Give the errors added since ``before`` (an earlier ``len(self.items)``) their machine-readable fixes."""
         for err in self.items[before:]:
-            err["fix_vars"] = fix_vars
+            err.fix_vars = fix_vars
 
 
 def as_int(errs, host, field, value, *, example, clamp=True, lo=None, hi=None, what="", fix=None):
@@ -93,7 +92,7 @@ def describe(host, leads_and_alternatives):
         for h, assignments in alt.items():
             where = "" if h == host else " of host %s" % h
             for path, value in assignments.items():
-                changes.append("unset %s%s" % (path, where) if value is None else "set %s%s to %s" % (path, where, _show(value)))
+                changes.append("unset %s%s" % (path, where) if value is None else "set %s%s to %s" % (path, where, shown_value(value)))
         parts.append("%s: %s" % (lead, " and ".join(changes)))
     return "; or ".join(parts)
 
@@ -277,7 +276,7 @@ def check_node_selector(errs, host, fields, pol):
             f,
             {k: v},
             "not a valid Kubernetes label selector entry (values must be strings)",
-            "write it as %s (quoted values; the kubernetes.io/hostname entry keeps the policy on its own node)" % _show(fixed),
+            "write it as %s (quoted values; the kubernetes.io/hostname entry keeps the policy on its own node)" % shown_value(fixed),
             fix_vars=[{host: {f: fixed}}],
         )
     return False

@@ -179,3 +179,13 @@ def test_nic_config_templates_uses_the_plans_table_only_when_it_has_every_host()
     del table["nodes"]["node2"]  # a plan without node2: the table is made here
     out = FILTERS["nic_config_templates"](hv, ["node1", "node2"], {}, table)
     assert {t["spec"]["template"]["roceOptimized"]["qos"]["tos"] for t in out["templates"]} == {106}
+
+
+def test_nic_node_policies_off_reads_no_group_variables_and_a_non_boolean_is_named():
+    nodes = FakeHostVars(node1={"network_operator_node_group": 5}, node2={"network_operator_node_group": 5})
+    # Off, in any spelling Ansible reads as false: the nodes' (here bad) group variables are not read.
+    off = FILTERS["nic_node_policies"]({"network_operator_node_policies": False}, nodes, ["node1", "node2"])
+    assert off["nic_node_policies"] == []
+    # Not a boolean: read as on, and the render refuses the value itself.
+    with pytest.raises(AnsibleFilterError, match="network_operator_node_policies.*must be a boolean"):
+        FILTERS["nic_node_policies"]({"network_operator_node_policies": "maybe"}, nodes, ["node1", "node2"])

@@ -161,7 +161,8 @@ def test_older_releases_keep_the_state_wait():
 
 
 def test_the_action_judges_by_the_chart_version():
-    assert [op.has_conditions(v) for v in ("26.1.2", "26.4.1", "26.7.0-rc.2", "26.7.1", "v26.10.0", "27.1.0")] == [False, False, True, True, True, True]
+    versions = ("26.1.2", "26.4.1", "26.7.0-rc.2", "26.7.1", "v26.10.0", "27.1.0")
+    assert [op.chart_has(v, "conditions") for v in versions] == [False, False, True, True, True, True]
 
 
 def _nic_device(name, node, pcis, reason=None, message=""):
