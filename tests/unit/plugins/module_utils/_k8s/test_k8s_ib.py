@@ -105,8 +105,8 @@ def test_a_one_rail_ib_node_gets_an_ib_policy_and_a_sriov_ib_network(crds):
 
 def test_sriov_networks_link_type_on_a_node_with_rails_is_refused_with_the_fix():
     errs = refused(["gpu0"], {"gpu0": {"roce_rails": PLAN, "sriov_networks_link_type": "IB"}})
-    assert [(e["host"], e["field"], e["value"]) for e in errs] == [("gpu0", "sriov_networks_link_type", "IB")]
-    assert errs[0]["fix"] == "remove sriov_networks_link_type from this node and set link_type: ib on the InfiniBand rails of roce_rails"
+    assert [(e.host, e.field, e.value) for e in errs] == [("gpu0", "sriov_networks_link_type", "IB")]
+    assert errs[0].fix == "remove sriov_networks_link_type from this node and set link_type: ib on the InfiniBand rails of roce_rails"
 
 
 def test_a_rail_whose_link_type_differs_between_nodes_is_named_for_that_not_its_vlan():
@@ -114,8 +114,8 @@ def test_a_rail_whose_link_type_differs_between_nodes_is_named_for_that_not_its_
     hv = {"gpu%d" % i: {"roce_rails": PLAN, "roce_node_index": i} for i in range(3)}
     hv["gpu2"]["roce_rails"] = odd
     errs = refused(list(hv), hv)
-    assert [(e["host"], e["field"], e["value"]) for e in errs] == [("gpu2", "roce_rails[ib0].link_type", "eth")]
-    assert "gpu0 and the other nodes" in errs[0]["problem"] and "group_vars/roce_nodes" in errs[0]["fix"]
+    assert [(e.host, e.field, e.value) for e in errs] == [("gpu2", "roce_rails[ib0].link_type", "eth")]
+    assert "gpu0 and the other nodes" in errs[0].problem and "group_vars/roce_nodes" in errs[0].fix
 
 
 def test_teardown_deletes_sriov_ib_networks_with_the_networks_before_the_policies():
