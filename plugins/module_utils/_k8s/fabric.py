@@ -102,8 +102,8 @@ def fabric_ownership(live, rendered, fabric):
 # A CIDRPool after the SriovNetworks that hand out its addresses. A NicConfigurationTemplate after the policies: the
 # operator then clears its NICs' spec and leaves their firmware and QoS as they are (nothing is reset).
 # The claim templates first: no new pod then claims a VF of a network being deleted.
-_TEARDOWN_ORDER = {"ResourceClaimTemplate": 0, "SriovNetwork": 1, "CIDRPool": 2, "SriovNetworkNodePolicy": 3, "NicConfigurationTemplate": 4,
-                   "ConfigMap": 5, "SriovNetworkPoolConfig": 6}
+_TEARDOWN_ORDER = {"ResourceClaimTemplate": 0, "SriovNetwork": 1, "SriovIBNetwork": 1, "CIDRPool": 2, "SriovNetworkNodePolicy": 3,
+                   "NicConfigurationTemplate": 4, "ConfigMap": 5, "SriovNetworkPoolConfig": 6}
 # Kinds read by the collection's label only, never by CRD: deleting the CRDs would not delete their unlabelled objects.
 _READ_BY_LABEL = ("ConfigMap", "ResourceClaimTemplate")
 

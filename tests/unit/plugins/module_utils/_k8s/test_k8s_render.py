@@ -414,17 +414,6 @@ BAD_INPUTS = [
         "Fix: set sriov_networks_extra_policies[0].is_rdma to true, or sriov_networks_extra_policies[0].link_type to 'eth'",
     ),
     (
-        "ib-main-policy",
-        # The node's SriovNetwork is rendered for RoCE (VLAN, gateway on the PF's VLAN netdev): no InfiniBand there.
-        _set("node2", sriov_networks_link_type="ib"),
-        'node2: sriov_networks_link_type="ib": the VFs of this policy get this node\'s SriovNetwork, which gpufabric.roce '
-        "renders for RoCE (Ethernet, VLAN 100, its pods' gateway on the PF's VLAN netdev): an InfiniBand VF would get an "
-        "Ethernet network that no pod can use, and InfiniBand needs a SriovIBNetwork, which this collection does not render. "
-        "Fix: set sriov_networks_link_type to 'eth' (RoCE); for an InfiniBand PF on this node, declare it in "
-        "sriov_networks_extra_policies with link_type: ib (a policy and a resource of its own, no network) and write its "
-        "SriovIBNetwork yourself",
-    ),
-    (
         "extra-policy-unknown-key",
         # The main policy keeps 0-3, so that the extra policy's 4-7 is fine once its typo is fixed.
         _set("node1", sriov_networks_pf_names=[PF + "#0-3"], sriov_networks_extra_policies=[dict(_DPDK, numvfs=4)]),
