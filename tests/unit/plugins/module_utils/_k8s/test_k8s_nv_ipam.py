@@ -205,9 +205,9 @@ def test_one_rail_blocks_far_apart_are_refused_instead_of_a_pool_of_the_whole_ad
     (err,) = errors(hosts, hv)
     assert (err.host, err.field, err.value) == ("node3", "roce_pod_subnet", "172.16.0.0/24")
     assert err.problem.startswith("is far from the other nodes' blocks of nv-ipam pool roce (node1's 10.255.0.0/24): the pool's "
-                                     "cidr, the smallest network holding them all, would be 0.0.0.0/0, which is not a unicast range")
+                                  "cidr, the smallest network holding them all, would be 0.0.0.0/0, which is not a unicast range")
     assert err.fix == ("give node3 a /24 block near the other nodes' blocks of the pool, inside 10.255.0.0/23 (node1's is "
-                          "10.255.0.0/24), and roce_pod_gateway a host address of it")
+                       "10.255.0.0/24), and roce_pod_gateway a host address of it")
     # The fix applied: a /24 next to the others renders.
     hv["node3"].update(roce_pod_subnet="10.255.2.0/24", roce_pod_gateway="10.255.2.254")
     (pool,) = render_sriov(hosts, hv, sriov_defaults(NV_IPAM))["ip_pools"]
@@ -231,11 +231,11 @@ def test_rail_pools_nested_in_each_other_are_refused_once_for_the_rail():
         hv[h]["roce_rails"] = plan
     (err,) = errors(hosts, hv)
     assert (err.host, err.field, err.value) == ("gpu000 (and 2 other nodes: gpu001, gpu002)", "roce_rails[rail1].subnet_pool",
-                                                         "10.102.0.0/16")
+                                                "10.102.0.0/16")
     assert err.problem.startswith("overlaps rail rail0's subnet_pool 10.0.0.0/8: their nv-ipam CIDRPools roce-rail0 and roce-rail1 "
-                                     "would overlap")
+                                  "would overlap")
     assert err.fix == ("give every rail a subnet_pool of its own, disjoint from the other rails': narrow rail rail0's so that it "
-                          "leaves out 10.102.0.0/16, or move rail rail1's outside 10.0.0.0/8")
+                       "leaves out 10.102.0.0/16, or move rail rail1's outside 10.0.0.0/8")
     # host-local renders no pool: nothing to refuse there.
     render_sriov(hosts, hv, sriov_defaults({}))
 

@@ -90,8 +90,8 @@ def test_26_7_1_with_the_driver_needs_its_tag_from_the_release_notes():
     assert (err.host, err.field, err.value) == ("(cluster)", "network_operator_chart_version", "26.7.1")
     assert err.problem == "the release table has no ofed_driver tag for chart 26.7.1, so ofed_driver would have no image tag"
     assert err.fix == ("set network_operator_images.ofed_driver.version to the tag the release notes give "
-                          "(https://github.com/Mellanox/network-operator/releases/tag/v26.7.1), or pin network_operator_chart_version to one of "
-                          "26.1.2, 26.4.1, 26.7.0-rc.2")
+                       "(https://github.com/Mellanox/network-operator/releases/tag/v26.7.1), or pin network_operator_chart_version to one of "
+                       "26.1.2, 26.4.1, 26.7.0-rc.2")
     ncp = op.render_nic_cluster_policy(ncp_defaults({"network_operator_ofed_driver": True,
                                                      "network_operator_images": {"ofed_driver": {"version": "doca3.5.0-26.07-0.7.9.0-0"}}}))
     assert ncp["spec"]["ofedDriver"]["version"] == "doca3.5.0-26.07-0.7.9.0-0"
