@@ -195,7 +195,7 @@ integration: link
 # "make test stages").
 K8S_FIRST_HALF := test_secrets.py test_shared_cluster.py test_standins.py test_teardown.py \
   test_standin_logic.py test_nic_config_standin_logic.py test_ipam_refusals.py test_nic_config.py \
-  test_gitops_render.py test_rollout_wait.py
+  test_gitops_render.py test_rollout_wait.py test_dra.py
 k8s:
 	@echo "== k8s harness tests (real control plane, stand-ins, real chart; two halves side by side)"
 	mkdir -p $(STAGE_LOGS)

@@ -106,7 +106,7 @@ def sriov_validate(hostvars, hosts, defaults=None):
     try:
         sr.sriov(raw_vars.view(hostvars), _hosts(hosts), defaults)
     except RenderValidationError as exc:
-        return [e["message"] for e in exc.errors]
+        return ["%s" % e for e in exc.errors]
     except ValueError as exc:
         raise AnsibleFilterError(str(exc)) from exc
     return []

@@ -18,7 +18,7 @@ __metaclass__ = type  # noqa: UP001
 
 import re
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.common import _show
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import shown_value
 from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import hosts_named
 
 try:  # ansible-core 2.19 and later tag every value it reads from a file with where it read it
@@ -159,14 +159,14 @@ def _variable(field):
 
 
 def render_errors(errors, hostvars=None):
-    """The message of a render refused for ``errors`` (the error dicts of RenderValidationError: host, field, value,
+    """The message of a render refused for ``errors`` (the GpufabricErrors of a RenderValidationError: host, field, value,
     problem, fix): one line per distinct problem, naming the nodes that have it and where the variable is set."""
     groups = {}
     for e in errors:
-        key = (e.get('field'), _show(e.get('value')), e.get('problem'), e.get('fix'))
+        key = (e.field, shown_value(e.value), e.problem, e.fix)
         hosts = groups.setdefault(key, [])
-        if '%s' % e.get('host') not in hosts:
-            hosts.append('%s' % e.get('host'))
+        if '%s' % e.host not in hosts:
+            hosts.append('%s' % e.host)
     lines = ['%d problem%s found; nothing was rendered or applied:' % (len(groups), '' if len(groups) == 1 else 's')]
     for (field, value, problem, fix), hosts in groups.items():
         line = '  - %s: %s=%s: %s. Fix: %s' % (hosts_named(hosts), field, value, problem, fix)

@@ -240,9 +240,9 @@ def _network_operator(params, host, inventory, sources=None, reads=None):
             render(cfg)
         except RenderValidationError as exc:
             for e in exc.errors:
-                if (e['field'], e['problem']) not in seen:
-                    seen.add((e['field'], e['problem']))
-                    problems.append((e['field'], e['value'], e['problem'], e['fix']))
+                if (e.field, e.problem) not in seen:
+                    seen.add((e.field, e.problem))
+                    problems.append((e.field, e.value, e.problem, e.fix))
     for key in ('network_operator_helm_timeout', 'network_operator_ready_timeout', 'network_operator_poll_interval'):
         value = params.get(key)
         if value is not None and value <= 0:

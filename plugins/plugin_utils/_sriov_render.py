@@ -129,7 +129,7 @@ def render_all(rows, hosts, defaults, pool_defaults, nic_config_defaults, *, tab
     qos = nic_config(rows, hosts, nic_config_defaults, table)
     objects = {"policies": rendered["policies"], "networks": rendered["networks"], "ip_pools": rendered.get("ip_pools") or [],
                "pool_configs": drain["pool_configs"], "nic_config_templates": qos["templates"],
-               "nodes": rendered["nodes"], "nic_config_devices": qos["devices"]}
+               "nodes": rendered["nodes"], "nic_config_devices": qos["devices"], "claim_templates": rendered["claim_templates"]}
     counts = {k: len(v) for k, v in objects.items()}
     out = {
         "objects": json.dumps(objects, separators=(",", ":")),

@@ -132,3 +132,44 @@ def test_nccl_settings_from_the_host_phase_render_as_one_configmap(tmp_path):
     assert cm["data"]["nodes"].split() == ["gpu-node01", "gpu-node02"]
     assert "NCCL_IB_GID_INDEX=4" in cm["data"]["gpu-node02.env"] and "=mlx5_7:1" in cm["data"]["gpu-node02.env"]
     assert "nccl-configmap.yaml" in documents(base / "kustomization.yaml")[0]["resources"]
+
+
+def test_two_infiniband_rails_beside_six_roce_rails_render_sriov_ib_networks_valid_against_the_crds(tmp_path):
+    inv = copy_inventory("example-multirail", tmp_path / "inv")
+    group = inv / "group_vars" / "roce_nodes.yml"
+    text = group.read_text()
+    for rail, pf, vlan, pool in (("rail6", "enp186s0np0", 107, "10.107"), ("rail7", "enp204s0np0", 108, "10.108")):
+        old = "{name: %s, pf: %s, vlan: %d, subnet_pool: %s.0.0/16" % (rail, pf, vlan, pool)
+        assert old in text
+        text = text.replace(old, "{name: %s, pf: %s, link_type: ib, subnet_pool: %s.0.0/16" % (rail, pf, pool))
+    group.write_text(text)
+    rc, out = render(inv, tmp_path / "out")
+    assert rc == 0, out
+    base = tmp_path / "out" / "sriov-networks"
+    policies = {p["metadata"]["name"]: p for p in documents(base / "sriov-network-node-policies.yaml")}
+    networks = {n["metadata"]["name"]: n for n in documents(base / "sriov-networks.yaml")}
+    assert len(policies) == 16 and len(networks) == 16
+    for node in ("gpu-node01", "gpu-node02"):
+        for r in range(8):
+            ib = r >= 6
+            assert policies["roce-%s-rail%d" % (node, r)]["spec"]["linkType"] == ("ib" if ib else "eth")
+            assert networks["roce-%s-rail%d" % (node, r)]["kind"] == ("SriovIBNetwork" if ib else "SriovNetwork")
+    # gpu-node02's override of rail7's PF still applies; its IPoIB subnet is the pool's 2nd /24, with no gateway.
+    assert policies["roce-gpu-node02-rail7"]["spec"]["nicSelector"]["pfNames"] == ["enp205s0np0"]
+    assert yaml.safe_load(networks["roce-gpu-node02-rail7"]["spec"]["ipam"]) == {
+        "type": "host-local", "subnet": "10.108.1.0/24", "routes": [{"dst": "10.108.0.0/16"}]}
+    assert "vlan" not in networks["roce-gpu-node02-rail7"]["spec"]
+    schema = _crd_schema()
+    crds = schema.load_crds()
+    assert [p for obj in list(policies.values()) + list(networks.values()) for p in schema.validate_object(obj, crds)] == []
+
+
+def test_a_vlan_on_an_infiniband_rail_is_refused_before_anything_is_written(tmp_path):
+    inv = copy_inventory("example-multirail", tmp_path / "inv")
+    group = inv / "group_vars" / "roce_nodes.yml"
+    group.write_text(group.read_text().replace("{name: rail7, pf: enp204s0np0, vlan: 108,", "{name: rail7, pf: enp204s0np0, vlan: 108, link_type: ib,"))
+    rc, out = render(inv, tmp_path / "out")
+    assert rc != 0, out
+    assert "roce_rails[rail7].vlan=108: is set on an InfiniBand rail (link_type: ib)" in out, out
+    assert "Fix: remove vlan from rail rail7 in roce_rails" in out
+    assert not (tmp_path / "out" / "sriov-networks").exists()

@@ -22,7 +22,7 @@ def test_limit_to_a_node_still_validates_the_sriov_render(inv):
     append(inv / "host_vars" / "node2.yml", "sriov_networks_link_type: bogus\n")
     rc, out = site(inv, "--limit", "node1", "--tags", "host_network")
     assert rc != 0, out
-    assert "node2: sriov_networks_link_type=\"bogus\": linkType must be 'eth' (this policy's VFs get the node's RoCE SriovNetwork)" in out, out
+    assert "node2: sriov_networks_link_type=\"bogus\": linkType must be 'eth' (RoCE, the node's SriovNetwork) or 'ib'" in out, out
     assert "TASK [gpufabric.roce.sriov_networks : Validate the inventory" in out
     assert "TASK [gpufabric.roce.host_network" not in out
     assert recap(out) == {"node1": "1"}

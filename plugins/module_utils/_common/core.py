@@ -56,15 +56,28 @@ def redact_secrets(value):
 
 
 class GpufabricError(Exception):
-    """A validation or apply error whose message names host, field, value and fix."""
+    """A validation or apply error whose message names host, field, value and fix. ``fix_vars``, when given: the
+    alternatives the fix text offers, as variable assignments per host (the SR-IOV render's tests apply them)."""
 
-    def __init__(self, host, field, value, problem, fix):
+    def __init__(self, host, field, value, problem, fix, *, fix_vars=None):
         self.host = host
         self.field = field
         self.value = value
         self.problem = problem
         self.fix = fix
+        self.fix_vars = fix_vars
         super(GpufabricError, self).__init__(format_error(host, field, value, problem, fix))
+
+
+class GpufabricErrors(GpufabricError):
+    """Several problems found at once, each a GpufabricError in ``errors`` (the first one's fields are this error's);
+    ``message``: the whole report, one line per problem, as the subclass words it."""
+
+    def __init__(self, errors, message):
+        first = errors[0]
+        super(GpufabricErrors, self).__init__(first.host, first.field, first.value, first.problem, first.fix, fix_vars=first.fix_vars)
+        self.errors = list(errors)
+        self.args = (message,)
 
 
 def format_error(host, field, value, problem, fix):

@@ -43,6 +43,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network
     FabricErrors,
     fabric_table,
     gateway_args_list,
+    gateway_entries,
     grouped,
     is_fabric_table,
     qos_via_operator,
@@ -112,7 +113,7 @@ def route_index(table):
     deriving them from the table is O(nodes) per rail: 0.6 s per node at 10,000 x 8, in every node's worker."""
     by_rail = {}
     for f in table['nodes'].values():
-        for r in rail_entries(f):
+        for r in gateway_entries(f):  # an InfiniBand rail has no gateway to route to
             by_rail.setdefault(r['rail'], []).append(route_to(r))
     return {rail: compress(routes) for rail, routes in by_rail.items()}
 
@@ -214,7 +215,8 @@ def _check_head(data, source):
 
 # A table key as a plan names it, from the inventory variable the rules name (check_table reads the table as variables).
 _PLAN_KEY = {'roce_pf': 'pf', 'roce_vlan_id': 'vlan_id', 'roce_mtu': 'mtu', 'roce_pod_subnet': 'subnet', 'roce_pod_gateway': 'gateway',
-             'roce_qos': 'qos', 'roce_rails': 'rails', 'roce_num_vfs': 'num_vfs', 'roce_sriov_pf': 'sriov_pf', 'roce_qos_via': 'qos_via'}
+             'roce_qos': 'qos', 'roce_rails': 'rails', 'roce_num_vfs': 'num_vfs', 'roce_sriov_pf': 'sriov_pf', 'roce_qos_via': 'qos_via',
+             'sriov_networks_link_type': 'link_type'}
 _RAIL_KEY = {'vlan': 'vlan_id', 'name': 'rail'}
 _VARIABLE_RE = re.compile(r'\broce_rails\[([^\]]*)\]\.(\w+)|\b(%s)\b' % '|'.join(sorted(_PLAN_KEY, key=len, reverse=True)))
 
@@ -256,6 +258,8 @@ def _as_variables(table, order, source):
         if 'rails' not in entry:
             hv = {'roce_pf': entry.get('pf'), 'roce_vlan_id': entry.get('vlan_id'), 'roce_mtu': entry.get('mtu'),
                   'roce_pod_subnet': entry.get('subnet'), 'roce_pod_gateway': entry.get('gateway')}
+            if 'link_type' in entry:
+                hv['sriov_networks_link_type'] = entry['link_type']
             qos = profile(node, 'qos', entry)
             if qos is not None:
                 hv['roce_qos'] = qos
@@ -268,7 +272,8 @@ def _as_variables(table, order, source):
         roce_rails = []
         for r in rails:
             rail = {'name': r.get('rail'), 'pf': r.get('pf'), 'vlan': r.get('vlan_id'), 'mtu': r.get('mtu'), 'subnet': r.get('subnet'),
-                    'gateway': r.get('gateway'), 'num_vfs': r.get('num_vfs'), 'sriov_pf': r.get('sriov_pf'), 'vfs': r.get('vfs')}
+                    'gateway': r.get('gateway'), 'num_vfs': r.get('num_vfs'), 'sriov_pf': r.get('sriov_pf'), 'vfs': r.get('vfs'),
+                    'link_type': r.get('link_type')}
             qos = profile(node, 'rails[%s].qos' % r.get('rail'), r)
             if qos is not None:
                 rail['qos'] = dict(qos, enabled=True)
@@ -424,7 +429,7 @@ def node_slice(data, host, routes_apart=False, route_ranges=False):
     index = data.get(INDEX) if cached and plan and route_ranges else None
     out = {'rails': gateway_args_list(table, host, with_routes=index is None), 'purge_routes': bool(data['complete']) if plan else True}
     if index is not None:
-        for rail, own in zip(out['rails'], rail_entries(table['nodes'][host])):
+        for rail, own in zip(out['rails'], gateway_entries(table['nodes'][host])):
             rail['routes'] = without(copy.deepcopy(index[own['rail']]), route_to(own))
     elif route_ranges:
         for r in out['rails']:
@@ -453,6 +458,8 @@ def _field(rail, key):
     rail_key = 'vlan' if key == 'vlan_id' else key
     if rail:
         return 'roce_rails[%s].%s' % (rail, rail_key)
+    if rail_key == 'link_type':
+        return 'sriov_networks_link_type'  # a one-rail node's, the sriov_networks role's
     return SHORTHAND_FIELDS.get(rail_key, 'roce_' + rail_key)
 
 

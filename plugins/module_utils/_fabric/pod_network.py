@@ -21,11 +21,22 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import
     MTU_MIN,
     POD_SUBNET_EXAMPLE,
     GpufabricError,
+    GpufabricErrors,
     check_ifname,
     pod_subnet_problem,
 )
 from ansible_collections.gpufabric.roce.plugins.module_utils._common.qos import QosCache
-from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.rails import ROCE_DEFAULTS, node_rails, rail_field, rail_names_problems, shorthand_vars
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.rails import (
+    IPOIB_MTU_MAX,
+    ROCE_DEFAULTS,
+    is_ib,
+    link_type_problems,
+    node_rails,
+    odd_ones,
+    rail_field,
+    rail_names_problems,
+    shorthand_vars,
+)
 
 FABRIC_KIND = 'vlan_gateway_fabric'
 PF_NAME_FIX = ('set %s to the PF netdev name as `ip link` shows it: at most 15 characters of letters, digits, "_", "." and "-", '
@@ -35,18 +46,15 @@ PF_NAME_FIX = ('set %s to the PF netdev name as `ip link` shows it: at most 15 c
 MAX_LISTED = 20
 
 
-class FabricErrors(GpufabricError):
+class FabricErrors(GpufabricErrors):
     """Several nodes are wrong: one line per problem, each naming host, field, value and fix. ``where``: what the
     problems are in, for the first line."""
 
     def __init__(self, errors, where='the pod network of the nodes'):
-        first = errors[0]
-        super(FabricErrors, self).__init__(first.host, first.field, first.value, first.problem, first.fix)
-        self.errors = list(errors)
         lines = ['%s' % e for e in errors[:MAX_LISTED]]
         if len(errors) > MAX_LISTED:
             lines.append('... and %d more problems of the same kinds' % (len(errors) - MAX_LISTED))
-        self.args = ('%d problems in %s:\n%s' % (len(errors), where, '\n'.join(lines)),)
+        super(FabricErrors, self).__init__(errors, '%d problems in %s:\n%s' % (len(errors), where, '\n'.join(lines)))
 
 
 def _raise(errors):
@@ -68,9 +76,10 @@ SUBNET_FIX = ('set roce_pod_subnet to %s, disjoint from the other nodes\', and r
               'e.g. roce_pod_subnet: 10.255.0.0/30 with roce_pod_gateway: 10.255.0.2' % POD_SUBNET_EXAMPLE)
 
 
-def node_fabric(hostvars, host, subnet_fix=SUBNET_FIX):
+def node_fabric(hostvars, host, subnet_fix=SUBNET_FIX, ib=False):
     """Validated pod network of one node: pf, vlan_id, mtu, subnet, gateway. ``subnet_fix``: how to fix a
-    subnet outside the address rules, in the words of the variable the user wrote (a rail's own)."""
+    subnet outside the address rules, in the words of the variable the user wrote (a rail's own). ``ib``: an InfiniBand
+    rail, which has neither VLAN nor gateway (pf, mtu, subnet only)."""
     pf = _get(hostvars, host, 'roce_pf')
     if not pf:
         raise GpufabricError(host, 'roce_pf', None, 'is not set', 'set roce_pf to the PF netdev carrying the fabric, e.g. enp157s0np0')
@@ -80,15 +89,15 @@ def node_fabric(hostvars, host, subnet_fix=SUBNET_FIX):
     sriov_pf = _get(hostvars, host, 'roce_sriov_pf')
     if sriov_pf not in (None, ''):
         check_ifname(host, 'roce_sriov_pf', sriov_pf, PF_NAME_FIX % 'roce_sriov_pf' + ' (or leave it unset: it defaults to roce_pf)')
-    raw_vlan = _get(hostvars, host, 'roce_vlan_id', ROCE_DEFAULTS['roce_vlan_id'])
+    raw_vlan = None if ib else _get(hostvars, host, 'roce_vlan_id', ROCE_DEFAULTS['roce_vlan_id'])
     try:
         vlan_id = int(raw_vlan)
     except (TypeError, ValueError):
         vlan_id = -1
-    if not 1 <= vlan_id <= 4094:
+    if not ib and not 1 <= vlan_id <= 4094:
         raise GpufabricError(host, 'roce_vlan_id', raw_vlan, 'is not a VLAN id in 1..4094',
                              'set roce_vlan_id to 1..4094 (default %d)' % ROCE_DEFAULTS['roce_vlan_id'])
-    raw_mtu = _get(hostvars, host, 'roce_mtu', ROCE_DEFAULTS['roce_mtu'])
+    raw_mtu = _get(hostvars, host, 'roce_mtu', IPOIB_MTU_MAX if ib else ROCE_DEFAULTS['roce_mtu'])
     try:
         mtu = int(raw_mtu)
     except (TypeError, ValueError):
@@ -110,6 +119,8 @@ def node_fabric(hostvars, host, subnet_fix=SUBNET_FIX):
     problem = pod_subnet_problem(subnet)
     if problem:
         raise GpufabricError(host, 'roce_pod_subnet', raw_subnet, problem, subnet_fix)
+    if ib:
+        return {'pf': '%s' % pf, 'mtu': mtu, 'subnet': subnet, 'link_type': 'ib'}
     raw_gw = _get(hostvars, host, 'roce_pod_gateway')
     if raw_gw is None:
         raise GpufabricError(host, 'roce_pod_gateway', None, 'is not set',
@@ -213,13 +224,19 @@ def node_rail_fabric(hostvars, host, position, qos_cache=None):
     if rails is None:
         return None, []
     errors = [GpufabricError(host, field, value, problem, fix) for field, value, problem, fix in problems]
+    ib_rails = [r['name'] for r in rails if is_ib(r)]
+    if ib_rails and _get(hostvars, host, 'roce_vf_mode') == 'host':
+        errors.append(GpufabricError(host, 'roce_vf_mode', 'host', 'is set on a node with InfiniBand rails (%s): host VF mode makes VFs '
+                                     'without the GUIDs an InfiniBand VF needs (the sriov-network-operator assigns them)' % ', '.join(ib_rails),
+                                     'set roce_vf_mode to operator on this node'))
     cluster_qos = _get(hostvars, host, 'roce_qos')
     out = []
     for rail in rails:
         try:
             f = node_fabric({host: shorthand_vars(rail)}, host, subnet_fix=(
                 'set the subnet of rail %s (roce_rail_overrides.%s.subnet for this node, or subnet_pool in roce_rails) to %s, '
-                'disjoint from the other rails\' and nodes\', e.g. 10.101.0.0/24' % (rail['name'], rail['name'], POD_SUBNET_EXAMPLE)))
+                'disjoint from the other rails\' and nodes\', e.g. 10.101.0.0/24' % (rail['name'], rail['name'], POD_SUBNET_EXAMPLE)),
+                ib=is_ib(rail))
         except GpufabricError as exc:
             errors.append(GpufabricError(host, rail_field(rail['name'], exc.field), exc.value, exc.problem, exc.fix))
             continue
@@ -237,6 +254,9 @@ def node_rail_fabric(hostvars, host, position, qos_cache=None):
         f['sriov_pf'] = rail.get('sriov_pf') or f['pf']
         if rail.get('vfs'):
             f['vfs'] = rail['vfs']  # only when set: the table of 1,000 nodes x 8 rails stays small
+        if is_ib(rail):
+            out.append(f)  # roce_qos is the Ethernet rails' (DCB); an InfiniBand rail's own qos is refused by node_rails
+            continue
         qos, problems = (qos_cache or QosCache()).get(cluster_qos, rail.get('qos'), rail.get('qos_node'), rail['name'])
         errors.extend(GpufabricError(host, *p) for p in problems)
         if qos is not None:
@@ -269,7 +289,7 @@ def _rail_overlaps(entries):
 def _rail_vlan_errors(entries):
     by_rail = {}
     for host, rail, f in entries:
-        if rail:
+        if rail and 'vlan_id' in f:  # an InfiniBand rail has none
             by_rail.setdefault(rail, []).append((host, f))
     errors = []
     for rail, members in by_rail.items():
@@ -286,7 +306,10 @@ def _multirail_table(hostvars, nodes, fabric, rails):
     entries = [(n, None, fabric[n]) for n in nodes if n in fabric]
     entries += [(n, f['rail'], f) for n in nodes for f in rails.get(n, [])]
     one_rail = [n for n in nodes if n in fabric]
-    _raise(_rail_overlaps(entries) + (_vlan_errors(one_rail, fabric) if one_rail else []) + _rail_vlan_errors(entries))
+    # A rail whose link type differs between nodes is named for that, not for a VLAN the InfiniBand nodes lack.
+    link_types = {n: [{'name': f['rail'], 'link_type': f.get('link_type')} for f in rs] for n, rs in rails.items()}
+    mixed = [GpufabricError(*p) for p in link_type_problems(link_types, nodes)]
+    _raise(_rail_overlaps(entries) + (_vlan_errors(one_rail, fabric) if one_rail else []) + (mixed or _rail_vlan_errors(entries)))
     profiles = _QosProfiles()
     out = {n: profiles.plain(f) for n, f in fabric.items()}
     for n, rs in rails.items():
@@ -297,6 +320,8 @@ def _multirail_table(hostvars, nodes, fabric, rails):
 
 
 def _plain_fabric(f):
+    if f.get('link_type') == 'ib':
+        return {'pf': f['pf'], 'link_type': 'ib', 'mtu': f['mtu'], 'subnet': '%s' % f['subnet']}
     return {'pf': f['pf'], 'vlan_id': f['vlan_id'], 'mtu': f['mtu'], 'subnet': '%s' % f['subnet'], 'gateway': '%s' % f['gateway']}
 
 
@@ -380,10 +405,14 @@ def fabric_table(hostvars, nodes=None, positions=None):
             rails[n] = node_rails_fabric
             errors.extend(rail_errors)
             continue
+        ib = one_rail_link_type(hostvars, n) == 'ib'
         try:
-            fabric[n] = node_fabric(hostvars, n)
+            fabric[n] = node_fabric(hostvars, n, ib=ib)
         except GpufabricError as exc:
             errors.append(exc)
+            continue
+        if ib:
+            errors.extend(_ib_node_problems(hostvars, n, fabric[n]))
             continue
         qos, problems = qos_cache.get(_get(hostvars, n, 'roce_qos'))
         errors.extend(GpufabricError(n, *p) for p in problems)
@@ -395,14 +424,61 @@ def fabric_table(hostvars, nodes=None, positions=None):
     if rails:
         _raise([GpufabricError(*p) for p in rail_names_problems([(n, [f['rail'] for f in rails[n]]) for n in nodes])])
         return _with_qos_via(_multirail_table(hostvars, nodes, fabric, rails), via)
-    _raise(_overlaps(nodes, fabric) + _vlan_errors(nodes, fabric) if nodes else [])
+    eth = [n for n in nodes if 'vlan_id' in fabric[n]]
+    # One rail is one plane: a node whose link type differs from the others' is named for that, not for its VLAN.
+    mixed = _one_rail_link_type_errors(nodes, fabric)
+    _raise(_overlaps(nodes, fabric) + (mixed or (_vlan_errors(eth, fabric) if eth else [])) if nodes else [])
     profiles = _QosProfiles()
     table = {
         'kind': FABRIC_KIND,
-        'vlan_id': fabric[nodes[0]]['vlan_id'] if nodes else None,
+        'vlan_id': fabric[nodes[0]].get('vlan_id') if nodes else None,
         'nodes': {n: profiles.plain(f) for n, f in fabric.items()},
     }
     return _with_qos_via(profiles.into(table), via)
+
+
+def one_rail_link_type(hostvars, host):
+    """A one-rail node's link type, from the sriov_networks role's sriov_networks_link_type (eth unless set; the role's
+    argument spec takes eth, ETH, ib and IB): 'ib' for an InfiniBand node, else 'eth'."""
+    value = _get(hostvars, host, 'sriov_networks_link_type')
+    return 'ib' if isinstance(value, str) and value.lower() == 'ib' else 'eth'
+
+
+# What a one-rail InfiniBand node may not have: the Ethernet settings of its pod network, with why.
+_IB_NODE_REFUSED = (
+    ('roce_vlan_id', 'an InfiniBand node has no VLAN (its partition is the subnet manager\'s, by the VFs\' GUIDs)'),
+    ('roce_pod_gateway', 'an InfiniBand node has no gateway: the pods of every node are on one IPoIB link and reach each other directly'),
+    ('roce_qos', 'DCB (trust, PFC, ECN) is Ethernet\'s; InfiniBand is lossless by its credit-based flow control'),
+    ('roce_vfs', 'per-VF settings are applied in host VF mode, which an InfiniBand node does not use'),
+)
+
+
+def _ib_node_problems(hostvars, host, f):
+    """A one-rail node with sriov_networks_link_type: ib: no VLAN, gateway, QoS or host VF mode, an IPoIB MTU."""
+    out = []
+    why = 'is set on an InfiniBand node (sriov_networks_link_type: ib): '
+    for var, reason in _IB_NODE_REFUSED:
+        if _get(hostvars, host, var) not in (None, [], ''):
+            out.append(GpufabricError(host, var, _get(hostvars, host, var), why + reason,
+                                      'remove %s from this node\'s variables, or set sriov_networks_link_type to eth (RoCE)' % var))
+    if _get(hostvars, host, 'roce_vf_mode') == 'host':
+        out.append(GpufabricError(host, 'roce_vf_mode', 'host', why + 'host VF mode makes VFs without the GUIDs an InfiniBand VF needs '
+                                  '(the sriov-network-operator assigns them)', 'set roce_vf_mode to operator on this node'))
+    if f['mtu'] > IPOIB_MTU_MAX:
+        out.append(GpufabricError(host, 'roce_mtu', f['mtu'], 'is above %d, the largest IPoIB MTU of an InfiniBand VF' % IPOIB_MTU_MAX,
+                                  'set roce_mtu to %d or less on this node, or leave it unset (%d)' % (IPOIB_MTU_MAX, IPOIB_MTU_MAX)))
+    return out
+
+
+def _one_rail_link_type_errors(nodes, fabric):
+    """One-rail nodes share one plane: one link type for all of them (the majority's; ties: the first node's)."""
+    odd = odd_ones({n: [{'name': '', 'link_type': fabric[n].get('link_type', 'eth')}] for n in nodes}, nodes, lambda r: r['link_type'])
+    return [GpufabricError(host, 'sriov_networks_link_type', value,
+                           'differs from link type %s that %s and the other nodes have: the nodes\' one rail is one switch plane, '
+                           'Ethernet or InfiniBand' % (meant, first),
+                           'set sriov_networks_link_type to %s on this node%s, or the same on every node (group_vars/roce_nodes)'
+                           % (meant, ' and remove its roce_vlan_id and roce_pod_gateway' if meant == 'ib' else ''))
+            for _name, meant, first, hosts in odd for host, value in hosts]
 
 
 def _qos_via(hostvars, nodes):
@@ -438,6 +514,11 @@ def rail_entries(node):
     return node['rails'] if 'rails' in node else (dict(node, rail=''),)
 
 
+def gateway_entries(node):
+    """A node's table entries that have a VLAN gateway: every rail but the InfiniBand ones."""
+    return [r for r in rail_entries(node) if r.get('link_type') != 'ib']
+
+
 def gateway_args(table, host, with_routes=True):
     """vlan_gateway arguments of ``host`` from a validated ``fabric_table``: its gateway address on
     ``<pf>.<vlan>`` and an onlink route to every other node's pod subnet via that node's gateway
@@ -446,6 +527,9 @@ def gateway_args(table, host, with_routes=True):
     if host not in nodes:
         raise _not_a_node(host, nodes)
     me = nodes[host]
+    if me.get('link_type') == 'ib':
+        raise GpufabricError(host, 'sriov_networks_link_type', 'ib', 'an InfiniBand node has no VLAN gateway',
+                             'use the gpufabric.roce.vlan_gateway_plans filter (a list: empty for an InfiniBand node)')
     if 'rails' in me:
         raise GpufabricError(host, 'roce_rails', [r['rail'] for r in me['rails']], 'the node has several rails, so several gateways',
                              'use the gpufabric.roce.vlan_gateway_plans filter (a list, one gateway per rail)')
@@ -457,7 +541,7 @@ def gateway_args(table, host, with_routes=True):
         'addresses': ['%s/%s' % (me['gateway'], me['subnet'].rsplit('/', 1)[1])],
     }
     if with_routes:
-        out['routes'] = [route_to(f) for n, f in nodes.items() if n != host]
+        out['routes'] = [route_to(f) for n, f in nodes.items() if n != host and f.get('link_type') != 'ib']
     out.update(_qos_of(table, me))
     return out
 
@@ -475,10 +559,12 @@ def gateway_args_list(table, host, with_routes=True):
     ``with_routes=False``: without ``routes`` (see ``gateway_args``)."""
     nodes = table['nodes']
     me = nodes.get(host)
+    if me is not None and me.get('link_type') == 'ib':
+        return []  # a one-rail InfiniBand node: no gateway
     if me is None or 'rails' not in me:
         return [gateway_args(table, host, with_routes)]
     out = []
-    for r in me['rails']:
+    for r in gateway_entries(me):
         gw = {
             'rail': r['rail'],
             'pf': r['pf'],

@@ -42,12 +42,31 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import
 from ansible_collections.gpufabric.roce.plugins.module_utils._common.vf_settings import VF_OPTIONS, validate_planned
 
 RAIL_KEYS = ('name', 'pf', 'vlan', 'subnet', 'gateway', 'subnet_pool', 'subnet_prefix', 'num_vfs', 'mtu',
-             'resource_name', 'network_name', 'routes', 'sriov_pf', 'vfs', 'qos', 'nic_type', 'pci_address')
-# The pool describes the cluster, so a node overrides its own subnet instead of the pool.
+             'resource_name', 'network_name', 'routes', 'sriov_pf', 'vfs', 'qos', 'nic_type', 'pci_address', 'link_type', 'pkey')
+# The pool describes the cluster, so a node overrides its own subnet instead of the pool. A rail's link_type is its
+# switch plane's, the same on every node, so it is not a node's to override either.
 OVERRIDE_KEYS = ('pf', 'vlan', 'subnet', 'gateway', 'num_vfs', 'mtu', 'resource_name', 'network_name', 'routes', 'sriov_pf',
                  'vfs', 'qos', 'nic_type', 'pci_address')
 RAIL_NAME_RE = re.compile(r'[a-z0-9]([a-z0-9-]{0,13}[a-z0-9])?')
 DEFAULT_SUBNET_PREFIX = 24
+# A rail's link type: 'eth' (RoCE, the default) or 'ib' (InfiniBand: IPoIB on the VFs, no VLAN, no gateway).
+LINK_TYPES = ('eth', 'ib')
+# The largest IPoIB MTU of an InfiniBand rail, and its default: datagram mode on a 4K IB MTU (4096 less the 4-byte IPoIB
+# header). SR-IOV VFs run mlx5's enhanced IPoIB, which has no connected mode (65520), so nothing larger works in a pod.
+IPOIB_MTU_MAX = 4092
+# What a key means on an Ethernet rail only: refused on an InfiniBand rail, with why.
+_ETH_ONLY = {
+    'vlan': 'an InfiniBand rail has no VLAN (its partition is the subnet manager\'s, by the VFs\' GUIDs)',
+    'gateway': 'an InfiniBand rail has no gateway: the pods of every node are on one IPoIB link and reach each other directly',
+    'qos': 'DCB (trust, PFC, ECN) is Ethernet\'s; InfiniBand is lossless by its credit-based flow control, and its service '
+           'levels are the subnet manager\'s',
+    'vfs': 'per-VF settings are applied in host VF mode, which an InfiniBand rail does not use (the operator gives its VFs their GUIDs)',
+}
+# pkey is a known key so that it is refused with the reason, not as a typo.
+PKEY_PROBLEM = ('cannot be rendered: a SriovIBNetwork has no pkey field (sriov-network-operator v1.6.0, network-operator '
+                '26.7), and the ib-sriov network the operator writes from it carries none, so the pods would not be in that partition')
+PKEY_FIX = ('remove pkey; make the partition on the subnet manager (opensm partitions.conf or UFM) with the VFs\' GUIDs as '
+            'members, or leave the rail in the default partition 0x7fff')
 # The shared fabric variables' defaults when the inventory leaves them out: the one copy. The gateway planner, the
 # SR-IOV and NicConfigurationTemplate renderers and the rails filter read it here, the roles' YAML through the
 # gpufabric.roce.roce_default lookup (`roce_mtu | default(lookup('gpufabric.roce.roce_default', 'roce_mtu'))`).
@@ -182,9 +201,38 @@ def _shape(rails, overrides):
         elif not isinstance(values, dict):
             problems.append((field, values, 'must be a mapping', 'write e.g. {pf: ens1f0np0, subnet: 10.101.9.0/24}'))
         else:
-            unknown = sorted(set(values) - set(OVERRIDE_KEYS))
+            if 'link_type' in values:
+                problems.append((field + '.link_type', values['link_type'], 'is the rail\'s for every node (a rail is one switch plane, '
+                                 'Ethernet or InfiniBand), not a node\'s to override',
+                                 'remove link_type from roce_rail_overrides.%s and set it on the rail in roce_rails' % name))
+            unknown = sorted(set(values) - set(OVERRIDE_KEYS) - {'link_type'})
             if unknown:
                 problems.append((field, unknown, 'unknown key(s)', 'a node may override only: %s' % ', '.join(OVERRIDE_KEYS)))
+    return problems
+
+
+def rail_link_type(rail):
+    """The rail's link type as LINK_TYPES spells it, or None when ``link_type`` is not one (any case is taken, as the
+    operator's linkType takes ETH and IB)."""
+    raw = rail.get('link_type')
+    if raw is None:
+        return 'eth'
+    value = raw.lower() if isinstance(raw, str) else None
+    return value if value in LINK_TYPES else None
+
+
+def is_ib(rail):
+    return rail.get('link_type') == 'ib'
+
+
+def _ib_problems(rail, override, field):
+    """What an InfiniBand rail (after the node's overrides) has that only an Ethernet rail can use."""
+    problems = []
+    for key, why in _ETH_ONLY.items():
+        for where, values in (('roce_rails', rail), ('roce_rail_overrides.%s' % rail['name'], override)):
+            if values.get(key) is not None and not (key == 'vfs' and values[key] == []):  # qos: {} is QoS with its defaults
+                problems.append((field + '.' + key, values[key], 'is set on an InfiniBand rail (link_type: ib): %s' % why,
+                                 'remove %s from rail %s in %s' % (key, rail['name'], where)))
     return problems
 
 
@@ -230,13 +278,39 @@ def node_rails(hv, position, defaults=None):
         if override.get('qos') is not None:
             merged['qos_node'] = override['qos']
         field = 'roce_rails[%s]' % rail['name']
+        if rail.get('pkey') is not None:
+            problems.append((field + '.pkey', rail['pkey'], PKEY_PROBLEM, PKEY_FIX))
+        link_type = rail_link_type(rail)
+        if link_type is None:
+            problems.append((field + '.link_type', rail['link_type'], 'is not a link type (%s)' % ' or '.join(LINK_TYPES),
+                             'set link_type to eth (RoCE, the default) or ib (InfiniBand) on rail %s' % rail['name']))
+            continue
+        if link_type == 'ib':
+            ib_problems = _ib_problems(rail, override, field)
+            if ib_problems:
+                problems.extend(ib_problems)
+                continue
+            merged['link_type'] = 'ib'
+        else:
+            merged.pop('link_type', None)  # the default: an Ethernet rail's data stays as it was before link types
         if not merged.get('pf'):
             problems.append((field + '.pf', merged.get('pf'), 'is not set',
                              'set pf in roce_rails (cluster-wide) or in roce_rail_overrides.%s.pf for this node' % rail['name']))
             continue
         for key, var in (('num_vfs', 'roce_num_vfs'), ('mtu', 'roce_mtu'), ('vlan', 'roce_vlan_id')):
+            if link_type == 'ib' and key != 'num_vfs':
+                continue  # no VLAN; roce_mtu is the Ethernet rails' (9000 would not fit IPoIB)
             if merged.get(key) is None:
                 merged[key] = hv.get(var) if hv.get(var) is not None else defaults.get(var)
+        if link_type == 'ib':
+            if merged.get('mtu') is None:
+                merged['mtu'] = IPOIB_MTU_MAX
+            mtu = _whole_number(merged['mtu'])
+            if mtu is not None and mtu > IPOIB_MTU_MAX:
+                problems.append((field + '.mtu', merged['mtu'], 'is above %d, the largest IPoIB MTU of an InfiniBand VF (datagram mode on '
+                                 'a 4K IB MTU; enhanced IPoIB has no connected mode)' % IPOIB_MTU_MAX,
+                                 'set mtu of rail %s to %d or less, or leave it unset (%d)' % (rail['name'], IPOIB_MTU_MAX, IPOIB_MTU_MAX)))
+                continue
         if merged.get('subnet') is None:
             if merged.get('subnet_pool') is None:
                 problems.append((field + '.subnet', None, 'is not set and the rail has no subnet_pool',
@@ -248,8 +322,10 @@ def node_rails(hv, position, defaults=None):
                 problems.append(problem)
                 continue
             merged['subnet'] = '%s' % subnet
-            if merged.get('gateway') is None:
+            if merged.get('gateway') is None and link_type != 'ib':
                 merged['gateway'] = '%s' % last_host(subnet)
+        elif link_type == 'ib':
+            pass  # no gateway
         elif merged.get('gateway') is None:
             # A bad subnet is left for the renderers' subnet check, which names it with its fix.
             with contextlib.suppress(ValueError):
@@ -346,27 +422,50 @@ def rail_names_problems(names_by_host):
             for host, names in names_by_host if tuple(names) != meant]
 
 
-def vlan_problems(rails_by_host, hosts):
-    """Every rail must use one VLAN on every node: ``(host, field, value, problem, fix)`` for the odd ones.
-
-    The majority VLAN of a rail is taken as meant (ties: the first node's), so one wrong host_vars
-    line names that node, not the other 999."""
+def odd_ones(rails_by_host, hosts, value_of, counted=lambda rail: True):
+    """Per rail, the value most nodes give it (ties: the first node's) and the nodes that give another:
+    ``[(rail, meant, first node with it, [(host, value)])]``. ``value_of(rail)``: a rail's value; ``counted(rail)``: whether
+    the rail takes part."""
     per_rail = {}
     for host in hosts:
         for rail in rails_by_host.get(host) or []:
-            per_rail.setdefault(rail['name'], []).append((host, rail.get('vlan')))
+            if counted(rail):
+                per_rail.setdefault(rail['name'], []).append((host, value_of(rail)))
     out = []
     for name, entries in per_rail.items():
         counts, first = {}, {}
-        for host, vlan in entries:
-            key = '%s' % vlan
+        for host, value in entries:
+            key = '%s' % value
             counts[key] = counts.get(key, 0) + 1
             first.setdefault(key, host)
         order = {h: i for i, (h, _v) in enumerate(entries)}
         meant = max(counts, key=lambda v: (counts[v], -order[first[v]]))
-        for host, vlan in entries:
-            if '%s' % vlan != meant:
-                out.append((host, 'roce_rails[%s].vlan' % name, vlan,
-                            'differs from VLAN %s that %s and the other nodes use on rail %s' % (meant, first[meant], name),
-                            'use one VLAN per rail on every node: drop the node\'s override or set it to %s' % meant))
+        odd = [(host, value) for host, value in entries if '%s' % value != meant]
+        if odd:
+            out.append((name, meant, first[meant], odd))
     return out
+
+
+def vlan_problems(rails_by_host, hosts):
+    """Every Ethernet rail must use one VLAN on every node: ``(host, field, value, problem, fix)`` for the odd ones.
+
+    The majority VLAN of a rail is taken as meant (ties: the first node's), so one wrong host_vars
+    line names that node, not the other 999. An InfiniBand rail has no VLAN; a rail whose link type differs between
+    nodes is named by ``link_type_problems``."""
+    return [(host, 'roce_rails[%s].vlan' % name, vlan,
+             'differs from VLAN %s that %s and the other nodes use on rail %s' % (meant, first, name),
+             'use one VLAN per rail on every node: drop the node\'s override or set it to %s' % meant)
+            for name, meant, first, odd in odd_ones(rails_by_host, hosts, lambda r: r.get('vlan'), lambda r: not is_ib(r))
+            for host, vlan in odd]
+
+
+def link_type_problems(rails_by_host, hosts):
+    """Every rail must have one link type on every node (a rail is one switch plane, Ethernet or InfiniBand): the
+    majority's is taken as meant (ties: the first node's) and the odd nodes are named."""
+    return [(host, 'roce_rails[%s].link_type' % name, link_type,
+             'differs from link type %s that %s and the other nodes have on rail %s: a rail is one switch plane, Ethernet or '
+             'InfiniBand, on every node' % (meant, first, name),
+             'give rail %s one link_type for every node: set it once in roce_rails (group_vars/roce_nodes) and remove this '
+             'node\'s own roce_rails from its host_vars' % name)
+            for name, meant, first, odd in odd_ones(rails_by_host, hosts, lambda r: r.get('link_type') or 'eth')
+            for host, link_type in odd]

@@ -12,10 +12,9 @@ whole input and raise :class:`RenderValidationError` once, before anything is wr
 """
 
 import copy
-import json
 import re
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import plain
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import GpufabricError, GpufabricErrors, plain
 
 MELLANOX_VENDOR = "15b3"
 
@@ -36,27 +35,17 @@ LABEL_KEY_RE = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]
 LABEL_VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?\Z")
 
 
-class RenderValidationError(ValueError):
-    """Raised with every validation error found; ``errors`` is the list of error dicts."""
+class RenderValidationError(GpufabricErrors, ValueError):
+    """Every problem a render found (``errors``: GpufabricError), reported together; nothing was rendered or applied."""
 
     def __init__(self, errors):
-        self.errors = list(errors)
-        super().__init__(format_errors(self.errors))
+        super().__init__(errors, format_errors(errors))
 
 
 def format_errors(errors):
     count = len(errors)
     head = "%d problem%s found; nothing was rendered or applied:" % (count, "" if count == 1 else "s")
-    return "\n".join([head] + ["  - " + e["message"] for e in errors])
-
-
-def _show(value):
-    """Stable, readable rendering of a value for error messages (plain types only)."""
-    data = plain(value)
-    try:
-        return json.dumps(data, sort_keys=True, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return repr(data)
+    return "\n".join([head] + ["  - %s" % e for e in errors])
 
 
 class _Errors:
@@ -64,8 +53,7 @@ class _Errors:
         self.items = []
 
     def add(self, host, field, value, problem, fix):
-        msg = "%s: %s=%s: %s. Fix: %s" % (host, field, _show(value), problem, fix)
-        self.items.append({"host": host, "field": field, "value": plain(value), "problem": problem, "fix": fix, "message": msg})
+        self.items.append(GpufabricError(host, field, plain(value), problem, fix))
 
     def raise_if_any(self):
         if self.items:

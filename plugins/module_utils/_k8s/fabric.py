@@ -101,16 +101,19 @@ def fabric_ownership(live, rendered, fabric):
 # the policy's resource, and the policies' deletion is what makes the config daemons drop the VFs.
 # A CIDRPool after the SriovNetworks that hand out its addresses. A NicConfigurationTemplate after the policies: the
 # operator then clears its NICs' spec and leaves their firmware and QoS as they are (nothing is reset).
-_TEARDOWN_ORDER = {"SriovNetwork": 0, "CIDRPool": 1, "SriovNetworkNodePolicy": 2, "NicConfigurationTemplate": 3, "ConfigMap": 4,
-                   "SriovNetworkPoolConfig": 5}
+# The claim templates first: no new pod then claims a VF of a network being deleted.
+_TEARDOWN_ORDER = {"ResourceClaimTemplate": 0, "SriovNetwork": 1, "SriovIBNetwork": 1, "CIDRPool": 2, "SriovNetworkNodePolicy": 3,
+                   "NicConfigurationTemplate": 4, "ConfigMap": 5, "SriovNetworkPoolConfig": 6}
+# Kinds read by the collection's label only, never by CRD: deleting the CRDs would not delete their unlabelled objects.
+_READ_BY_LABEL = ("ConfigMap", "ResourceClaimTemplate")
 
 
 def fabric_teardown(live, fabric):
     """What the teardown of rollout ``fabric`` deletes and what it leaves, from every live object of the kinds it
     manages (read without a label selector, so that the objects nobody labelled are seen too). Returns a dict:
 
-    - ``delete``: references of this fabric's objects, networks first, then policies, then the NCCL ConfigMap, the drain
-      pool last;
+    - ``delete``: references of this fabric's objects, DRA claim templates first, then networks, then policies, then the
+      NCCL ConfigMap, the drain pool last;
     - ``policies``: the names of this fabric's policies (the node states drop their VFs once they are gone);
     - ``other_fabrics``: the other rollouts (fabric names) whose objects are in the cluster: they still use the
       operator, so it stays;
@@ -127,7 +130,7 @@ def fabric_teardown(live, fabric):
             continue
         if managed and owner is not None:
             others.add(owner)
-        if obj.get("kind") != "ConfigMap":  # ConfigMaps are read by label only: the CRDs never hold them
+        if obj.get("kind") not in _READ_BY_LABEL:
             kept.append(_name(obj))
     delete.sort(key=lambda o: (_TEARDOWN_ORDER.get(o["kind"], 9), o["metadata"]["namespace"] or "", o["metadata"]["name"]))
     return {

@@ -212,12 +212,17 @@ class NvIpamPools:
             return None
         # The gateway sits at the same offset in every block by construction (the rail's last host); a node
         # whose own gateway differs keeps it through its static allocation, which nv-ipam prefers.
-        spec = {
-            "cidr": str(cidr),
-            "perNodeNetworkPrefix": prefix,
-            "gatewayIndex": _gateway_index(allocs[0]["net"], allocs[0]["gw"]),
-            "staticAllocations": [{"nodeName": a["node_name"], "prefix": str(a["net"]), "gateway": str(a["gw"])} for a in allocs],
-        }
+        if allocs[0]["gw"] is None:
+            # An InfiniBand rail: no gateway, so the pods' routes to the pool are on-link (one IPoIB link).
+            spec = {"cidr": str(cidr), "perNodeNetworkPrefix": prefix,
+                    "staticAllocations": [{"nodeName": a["node_name"], "prefix": str(a["net"])} for a in allocs]}
+        else:
+            spec = {
+                "cidr": str(cidr),
+                "perNodeNetworkPrefix": prefix,
+                "gatewayIndex": _gateway_index(allocs[0]["net"], allocs[0]["gw"]),
+                "staticAllocations": [{"nodeName": a["node_name"], "prefix": str(a["net"]), "gateway": str(a["gw"])} for a in allocs],
+            }
         routes = [{"dst": r["dst"]} for r in pool["routes"]]
         if routes:
             spec["routes"] = routes

@@ -8,6 +8,7 @@ import json
 import re
 import shlex
 
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s import dra
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.common import (
     DNS_LABEL_RE,
     DNS_SUBDOMAIN_RE,
@@ -139,6 +140,7 @@ CHART_FEATURES = {
     "node_policies": (26, 4),  # the NicNodePolicy CRD
     "conditions": (26, 7),  # status.conditions on NicClusterPolicy and NicNodePolicy
     "keep_ncp": (26, 7),  # the keep-ncp hook and its keepNCP value
+    "dra": (26, 7),  # the sriov-network-operator's DRA driver image and its CRDs (SriovResourcePolicy, DeviceAttributes)
 }
 
 
@@ -287,6 +289,11 @@ def render_helm_values(cfg=None):
         overrides = {}
     airgap = _check_airgap(errs, cfg["network_operator_airgap"])
     version = str(cfg["network_operator_chart_version"])
+    if cfg.get("sriov_networks_resource_api") == "dra" and not chart_has(version, "dra"):
+        newer = ", ".join(v for v in sorted(NCP_RELEASES) if chart_has(v, "dra"))
+        errs.add("(cluster)", "sriov_networks_resource_api", "dra",
+                 "network-operator chart %s has no DRA driver for SR-IOV (dra-driver-sriov and its CRDs came with 26.7)" % version,
+                 "set network_operator_chart_version to a 26.7 release (%s), or sriov_networks_resource_api: device-plugin" % newer)
     if airgap and airgap.get("registry") and version not in CHART_IMAGES:
         errs.add(
             "(cluster)",
@@ -304,6 +311,8 @@ def render_helm_values(cfg=None):
         "sriovNetworkOperator": {"enabled": cfg["network_operator_sriov_enabled"]},
         "sriov-network-operator": {"operator": {"resourcePrefix": prefix}},
     }
+    # Optional: a caller without it (a playbook of the user's) keeps the device plugin, the chart's default.
+    values = deep_merge(values, dra.helm_values(cfg.get("sriov_networks_resource_api")))
     if airgap:
         if airgap["registry"]:
             for path, kind, default in CHART_IMAGES[version]:

@@ -18,6 +18,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.common import 
     _lookup,
     require_keys,
 )
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s import dra
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.nv_ipam import NvIpamPools, pool_name, pool_resource_name
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.sriov_network import (
     check_ipam_routes,
@@ -28,7 +29,10 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.sriov_network 
     whereabouts_ipam,
 )
 from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.rails import (
+    IPOIB_MTU_MAX,
+    is_ib,
     is_multirail,
+    link_type_problems,
     node_network_name,
     node_rails,
     node_resource_name,
@@ -109,7 +113,7 @@ SRIOV_DEFAULT_KEYS = _SHARED_FABRIC_KEYS + (
     "sriov_networks_whereabouts_gateway",
     "sriov_networks_nv_ipam_pool",
     "sriov_networks_nv_ipam_pool_type",
-) + _PER_NODE_ROLE_KEYS
+) + dra.DRA_DEFAULT_KEYS + _PER_NODE_ROLE_KEYS
 
 # Variables read per node (hostvars first, then the role defaults). Everything else in
 # SRIOV_DEFAULT_KEYS is cluster-wide and read from the play host only.
@@ -190,8 +194,8 @@ def render_sriov(hosts, host_vars, defaults=None):
     ``host_vars`` maps host -> mapping of that host's variables (the inventory names:
     ``roce_*`` and ``sriov_networks_*``). ``defaults`` holds the role's values (the play
     host's view), used when a host does not define a per-host variable and for every
-    cluster-wide setting. Returns ``{"policies", "networks", "nodes", "ip_pools"}`` (``ip_pools``: the nv-ipam
-    CIDRPools rendered with nv-ipam and no pool name, else empty); raises
+    cluster-wide setting. Returns ``{"policies", "networks", "nodes", "ip_pools", "claim_templates"}`` (``ip_pools``: the nv-ipam
+    CIDRPools rendered with nv-ipam and no pool name, else empty; ``claim_templates``: DRA mode's, module_utils/_k8s/dra.py); raises
     :class:`RenderValidationError` listing every problem in the whole inventory. ``defaults`` must set every key of
     ``SRIOV_DEFAULT_KEYS`` (the filter gpufabric.roce.sriov_manifests fills in the role's defaults).
     """
@@ -229,7 +233,8 @@ class _SriovRender:
             )
         for position, host in enumerate(hosts):
             self._host(host, host_vars.get(host), position)
-        for host, field, value, problem, fix in vlan_problems(self.rails, hosts):
+        # A rail whose link type differs between nodes is named for that, not for a VLAN its InfiniBand nodes lack.
+        for host, field, value, problem, fix in link_type_problems(self.rails, hosts) or vlan_problems(self.rails, hosts):
             self.errs.add(host, field, value, problem, fix)
         self._check_subnet_overlaps()
         for (field, value, problem, fix, prio), sharing in self.vlan_qos.values():
@@ -241,7 +246,8 @@ class _SriovRender:
         self._shared_networks()
         self._default_route_warnings()
         warnings = [format_error(hosts_named(h), field, value, problem, fix) for (field, _v, problem, fix), (value, h) in self.warned.items()]
-        return {"policies": self.policies, "networks": self.networks, "nodes": self.nodes, "ip_pools": ip_pools, "warnings": warnings}
+        return {"policies": self.policies, "networks": self.networks, "nodes": self.nodes, "ip_pools": ip_pools, "warnings": warnings,
+                "claim_templates": dra.claim_templates(self.dra, self.networks, self.prefix)}
 
     def _cluster_name(self, field, regex, problem, fix, example):
         value = self.cluster(field)
@@ -280,6 +286,7 @@ class _SriovRender:
                 describe("(cluster)", [(lead, {"(cluster)": alt}) for lead, alt in _IPAM_CHOICES]),
                 fix_vars=[{"(cluster)": alt} for _lead, alt in _IPAM_CHOICES],
             )
+        self.dra = dra.check_settings(errs, cluster, self.ipam) if self.ipam in IPAM_MODES else None
         self.cluster_ipam = None
         if self.ipam == "whereabouts":
             self.cluster_ipam = whereabouts_ipam(errs, cluster)
@@ -320,6 +327,8 @@ class _SriovRender:
         if is_multirail(hv):
             self._multirail_host(host, hv, node_name, position)
             return
+        if _is_ib(hv) and hv_raw.get("roce_mtu") is None:
+            hv["roce_mtu"] = IPOIB_MTU_MAX  # roce_mtu's default (9000) is Ethernet's
         resource_name = hv["sriov_networks_resource_name"]
         if _is_unset(resource_name):
             resource_name = node_resource_name(self.name_prefix, node_name, per_node=self.ipam == "host-local")
@@ -333,7 +342,10 @@ class _SriovRender:
         net_settings = check_network_settings(errs, host, hv)
         if net_settings is None:
             return None
-        if net_settings["vlan_qos"] and hv["roce_qos"] is not None:
+        if _is_ib(hv):
+            # A SriovIBNetwork: its IPAM has no gateway, and of the settings only the link state and namespace apply.
+            net_settings = dict(net_settings, link_type="ib")
+        elif net_settings["vlan_qos"] and hv["roce_qos"] is not None:
             self._vlan_qos_rule(host, hv["roce_qos"], net_settings["vlan_qos"], rail)
         if self.ipam == "host-local":
             return self._host_local_network(errs, host, hv, node_name, resource_name, net_settings=net_settings, rail=rail, vfs=vfs)
@@ -385,6 +397,15 @@ class _SriovRender:
                 "empty (a network and a CIDRPool per rail); each rail's subnets come from its subnet_pool. Or drop roce_rails",
             )
             return
+        if _is_ib(hv):
+            self.errs.add(
+                host,
+                "sriov_networks_link_type",
+                hv["sriov_networks_link_type"],
+                "is the link type of a one-rail node; a node with roce_rails has one per rail",
+                "remove sriov_networks_link_type from this node and set link_type: ib on the InfiniBand rails of roce_rails",
+            )
+            return
         if hv["sriov_networks_extra_policies"]:
             self.errs.add(
                 host,
@@ -400,6 +421,7 @@ class _SriovRender:
             errs = _RailErrors(self.errs, rail["name"])
             hv_rail = dict(hv, sriov_networks_resource_name=None, sriov_networks_pf_names=[])
             hv_rail.update(shorthand_vars(rail))
+            hv_rail["sriov_networks_link_type"] = "ib" if is_ib(rail) else hv["sriov_networks_link_type"]
             # nv-ipam's pools: one resource per rail for every node; host-local: one per node and rail.
             shared = self.nv_pools is not None
             resource_name = pool_resource_name(self.name_prefix, rail) if shared else rail_resource_name(self.name_prefix, node_name, rail)
@@ -416,6 +438,7 @@ class _SriovRender:
                     "gateway": rail.get("gateway"),
                     "resource": "%s/%s" % (self.prefix, resource_name),
                     "network": network,
+                    **({"link_type": "ib"} if is_ib(rail) else {}),
                 }
             )
         entry = _node_entry(host, node_name, policies, resources)
@@ -474,8 +497,9 @@ class _SriovRender:
             "node_selector": hv["sriov_networks_node_selector"] or {"kubernetes.io/hostname": node_name},
             "nic_vendor": vendor or "",
             "externally_managed": self._vf_mode(host, hv) == "host",
-            # The main policy's resource gets the node's SriovNetwork; an extra policy's gets none.
-            "network": True,
+            # The main policy's resource gets the node's SriovNetwork (an InfiniBand rail's: its SriovIBNetwork); an extra
+            # policy's gets none.
+            "network": "ib" if _is_ib(hv) else True,
             "vlan": hv["roce_vlan_id"],
         }
         fields = dict(_POLICY_FIELDS, pf_names=pf_field)
@@ -544,6 +568,8 @@ class _SriovRender:
             return
         net, gw = sub
         ipam_cfg = {"type": "host-local", "subnet": str(net), "gateway": str(gw), "routes": net_settings["ipam_routes"]}
+        if gw is None:
+            del ipam_cfg["gateway"]  # an InfiniBand rail: the routes to the rail's pool are on-link
         name = node_network_name(self.name_prefix, node_name)
         if rail:
             # With host-local IPAM a network is one node's: the node's name keeps them apart.
@@ -554,7 +580,7 @@ class _SriovRender:
     def _node_subnet(self, errs, host, hv, routes, rail, *, vfs=None):
         """The node's pod subnet and gateway (parsed) with its IPAM routes checked against them, kept for the
         cross-node overlap check; None after a problem."""
-        sub = check_pod_subnet(errs, host, hv)
+        sub = check_pod_subnet(errs, host, hv, gateway=not _is_ib(hv))
         if sub is None:
             return None
         net, gw = sub
@@ -729,6 +755,12 @@ class _RailErrors:
         self._errs.attach(before, self._fix_vars(fix_vars))
 
 
+def _is_ib(hv):
+    """Whether the node's (or, in a rail's view of the node, the rail's) network is InfiniBand."""
+    value = hv.get("sriov_networks_link_type")
+    return isinstance(value, str) and value.lower() == "ib"
+
+
 def _node_entry(host, node_name, policies, resources):
     return {
         "host": host,
@@ -822,6 +854,8 @@ def _check_extra_policy(errs, host, f, extra, *, node_name, names):
 
 
 def _network_object(name, namespace, resource_name, s, ipam_cfg):
+    if s.get("link_type") == "ib":
+        return _ib_network_object(name, namespace, resource_name, s, ipam_cfg)
     spec = {
         "resourceName": resource_name,
         "networkNamespace": s["network_namespace"],
@@ -837,3 +871,12 @@ def _network_object(name, namespace, resource_name, s, ipam_cfg):
     if s["max_tx_rate"] is not None:
         spec["maxTxRate"] = s["max_tx_rate"]
     return {"apiVersion": SRIOV_API_VERSION, "kind": "SriovNetwork", "metadata": _managed_metadata(name, namespace), "spec": spec}
+
+
+def _ib_network_object(name, namespace, resource_name, s, ipam_cfg):
+    """An InfiniBand rail's network: the operator writes an ib-sriov NetworkAttachmentDefinition from it. No VLAN, trust,
+    spoofChk, vlanQoS or rates: the CRD has none of them (they are the Ethernet rails' settings)."""
+    spec = {"resourceName": resource_name, "networkNamespace": s["network_namespace"], "ipam": json.dumps(ipam_cfg, sort_keys=True)}
+    if s["link_state"] is not None:
+        spec["linkState"] = s["link_state"]
+    return {"apiVersion": SRIOV_API_VERSION, "kind": "SriovIBNetwork", "metadata": _managed_metadata(name, namespace), "spec": spec}

@@ -16,14 +16,13 @@ host ``(cluster)`` stands for the cluster-wide settings. Applying any one altern
 
 import re
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import MTU_MAX, MTU_MIN, ident
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import MTU_MAX, MTU_MIN, ident, shown_value
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.common import (
     LABEL_KEY_RE,
     LABEL_VALUE_RE,
     MELLANOX_VENDOR,
     _as_int,
     _Errors,
-    _show,
 )
 
 MLX_MAX_VFS = 128
@@ -59,12 +58,12 @@ class FixErrors(_Errors):
     def add(self, host, field, value, problem, fix, *, fix_vars=None):
         super().add(host, field, value, problem, fix)
         if fix_vars:
-            self.items[-1]["fix_vars"] = fix_vars
+            self.items[-1].fix_vars = fix_vars
 
     def attach(self, before, fix_vars):
         """Give the errors added since ``before`` (an earlier ``len(self.items)``) their machine-readable fixes."""
         for err in self.items[before:]:
-            err["fix_vars"] = fix_vars
+            err.fix_vars = fix_vars
 
 
 def as_int(errs, host, field, value, *, example, clamp=True, lo=None, hi=None, what="", fix=None):
@@ -93,7 +92,7 @@ def describe(host, leads_and_alternatives):
         for h, assignments in alt.items():
             where = "" if h == host else " of host %s" % h
             for path, value in assignments.items():
-                changes.append("unset %s%s" % (path, where) if value is None else "set %s%s to %s" % (path, where, _show(value)))
+                changes.append("unset %s%s" % (path, where) if value is None else "set %s%s to %s" % (path, where, shown_value(value)))
         parts.append("%s: %s" % (lead, " and ".join(changes)))
     return "; or ".join(parts)
 
@@ -169,40 +168,22 @@ def _device_combination_ok(link_type, device_type, is_rdma):
     return not (link_type in ("ib", "IB") and device_type == "netdevice" and is_rdma is False)
 
 
-def _refuse_ib_network(errs, host, field, link_type, vlan):
-    """The policy behind a node's SriovNetwork must be Ethernet: what this collection renders for it (a
-    SriovNetwork with a VLAN, a pod gateway on the PF's VLAN netdev) is RoCE's. An InfiniBand VF needs a
-    SriovIBNetwork (no VLAN; the partition comes from the subnet manager) and an IPoIB fabric instead."""
-    errs.add(
-        host,
-        field,
-        link_type,
-        "the VFs of this policy get this node's SriovNetwork, which gpufabric.roce renders for RoCE (Ethernet, VLAN %s, "
-        "its pods' gateway on the PF's VLAN netdev): an InfiniBand VF would get an Ethernet network that no pod can use, "
-        "and InfiniBand needs a SriovIBNetwork, which this collection does not render" % vlan,
-        "set %s to 'eth' (RoCE); for an InfiniBand PF on this node, declare it in sriov_networks_extra_policies with "
-        "link_type: ib (a policy and a resource of its own, no network) and write its SriovIBNetwork yourself" % field,
-        fix_vars=[{host: {field: "eth"}}],
-    )
-
-
 def check_device(errs, host, fields, pol):
     """linkType, deviceType and isRdma, and the combinations refused. Returns (ok, is_rdma).
 
-    ``pol["network"]`` is true for the policy whose resource gets the node's SriovNetwork: only Ethernet there."""
+    ``pol["network"]`` is true for the policy whose resource gets the node's network (its SriovNetwork, or "ib": its
+    SriovIBNetwork): the fix for a bad linkType there is 'eth', since 'ib' changes the node's whole pod network."""
     ok = True
     link_type, device_type, is_rdma = pol["link_type"], pol["device_type"], pol["is_rdma"]
     flt, fdt, frd = fields["link_type"], fields["device_type"], fields["is_rdma"]
-    if link_type in ("ib", "IB") and pol.get("network"):
-        _refuse_ib_network(errs, host, flt, link_type, pol.get("vlan"))
-        return False, None
     if link_type not in LINK_TYPES:
         ib_too = not pol.get("network") and _device_combination_ok("ib", device_type, is_rdma)
         errs.add(
             host,
             flt,
             link_type,
-            "linkType must be 'eth' (this policy's VFs get the node's RoCE SriovNetwork)" if pol.get("network") else "linkType must be one of eth, ib",
+            "linkType must be 'eth' (RoCE, the node's SriovNetwork) or 'ib' (InfiniBand, a SriovIBNetwork without gateway)"
+            if pol.get("network") else "linkType must be one of eth, ib",
             "set %s to 'eth' (RoCE)%s" % (flt, " or 'ib' (InfiniBand)" if ib_too else ""),
             fix_vars=[{host: {flt: "eth"}}] + ([{host: {flt: "ib"}}] if ib_too else []),
         )
@@ -295,7 +276,7 @@ def check_node_selector(errs, host, fields, pol):
             f,
             {k: v},
             "not a valid Kubernetes label selector entry (values must be strings)",
-            "write it as %s (quoted values; the kubernetes.io/hostname entry keeps the policy on its own node)" % _show(fixed),
+            "write it as %s (quoted values; the kubernetes.io/hostname entry keeps the policy on its own node)" % shown_value(fixed),
             fix_vars=[{host: {f: fixed}}],
         )
     return False

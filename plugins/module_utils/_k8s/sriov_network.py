@@ -223,10 +223,14 @@ def _parse_pod_gateway(errs, host, gw_v):
     return False
 
 
-def check_pod_subnet(errs, host, hv):
+def check_pod_subnet(errs, host, hv, gateway=True):
+    """The node's pod subnet and gateway, parsed and checked: ``(net, gw)`` or None. ``gateway=False``: a network without
+    gateway (an InfiniBand rail), ``(net, None)``."""
     subnet_v, gw_v = hv.get("roce_pod_subnet"), hv.get("roce_pod_gateway")
-    gw = _parse_pod_gateway(errs, host, gw_v)
+    gw = _parse_pod_gateway(errs, host, gw_v) if gateway else None
     net = _parse_pod_subnet(errs, host, subnet_v, gw or None)
+    if not gateway:
+        return _host_local_size(errs, host, net, None) if net is not None else None
     if gw is None:
         errs.add(
             host,
@@ -258,10 +262,20 @@ def check_pod_subnet(errs, host, hv):
             fix_vars=[{host: {"roce_pod_gateway": str(_last_host(net))}}],
         )
         return None
+    return _host_local_size(errs, host, net, gw)
+
+
+def _host_local_size(errs, host, net, gw):
+    """``(net, gw)``, or None when host-local IPAM cannot allocate from ``net``. ``gw``: None for a network without one."""
     if net.prefixlen > net.max_prefixlen - 2:
         # RFC 3021 makes both addresses of a /31 usable on a point-to-point link, but the host-local CNI
         # plugin refuses any network smaller than /30 (/126): "Network ... too small to allocate from".
         wider = net.supernet(new_prefix=net.max_prefixlen - 2)
+        if gw is None:
+            errs.add(host, "roce_pod_subnet", str(net), "host-local IPAM cannot allocate from a /%d (the CNI plugin refuses networks "
+                     "smaller than /%d)" % (net.prefixlen, net.max_prefixlen - 2), "use at least a /%d, e.g. %s" % (net.max_prefixlen - 2, wider),
+                     fix_vars=[{host: {"roce_pod_subnet": str(wider)}}])
+            return None
         wider_gw = gw if gw not in (wider.network_address, wider.broadcast_address) else _last_host(wider)
         errs.add(
             host,

@@ -167,7 +167,7 @@ def pool_problems(nodes, host_vars, defaults=None):
     try:
         render_pool_configs(nodes, host_vars, defaults)
     except RenderValidationError as exc:
-        return [e["message"] for e in exc.errors]
+        return ["%s" % e for e in exc.errors]
     return []
 
 

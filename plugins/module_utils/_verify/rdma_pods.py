@@ -66,6 +66,12 @@ def _pod_name(settings, suffix, blame):
     return name
 
 
+def _claim_names(network):
+    """DRA mode: the ResourceClaimTemplates of a pod's networks, one per network (sriov_networks names each rail's
+    template as its network, in the network's namespace, which is the pods')."""
+    return [n.strip().rsplit('/', 1)[-1] for n in network.split(',') if n.strip()]
+
+
 def _pod(name, settings, labels, attachment, placement):
     network, resources = attachment
     container = {
@@ -77,6 +83,10 @@ def _pod(name, settings, labels, attachment, placement):
         'resources': _requests(resources),
     }
     spec = dict(placement, restartPolicy='Never', terminationGracePeriodSeconds=1, containers=[container])
+    if settings.get('claims'):
+        claims = _claim_names(network)
+        container['resources'] = {'claims': [{'name': c} for c in claims]}
+        spec['resourceClaims'] = [{'name': c, 'resourceClaimTemplateName': c} for c in claims]
     if settings.get('image_pull_secrets'):
         spec['imagePullSecrets'] = [{'name': s} for s in settings['image_pull_secrets']]
     return {
@@ -90,7 +100,9 @@ def _pod(name, settings, labels, attachment, placement):
 
 def pod_manifests(nodes, settings):
     """The test pods. ``nodes``: ``[{'host', 'node_name', 'network', 'resource', 'rails'}]``; ``settings``:
-    ``{'namespace', 'image', 'image_pull_policy', 'image_pull_secrets', 'name_prefix', 'command', 'labels'}``.
+    ``{'namespace', 'image', 'image_pull_policy', 'image_pull_secrets', 'name_prefix', 'command', 'labels', 'claims'}``;
+    with ``claims`` (sriov_networks_resource_api: dra) a pod claims its VFs through each network's ResourceClaimTemplate
+    instead of requesting the resources.
     A node with ``rails`` (``[{'rail', 'network', 'resource'}]``, gpufabric.roce.rail_attachments) gets one VF of
     every rail: every rail's network in the Multus annotation (net1 is the first rail) and one of every rail's
     resources. Per node, or one template when every node would request the same (the module's docstring)."""
@@ -152,8 +164,10 @@ def pod_placement(live, pods):
     for manifest in pods or []:
         name = manifest['metadata']['name']
         wanted = _wanted(manifest)
-        # A multi-rail pod asks for one VF of every rail: all of them are named.
-        resource = ', '.join(manifest['spec']['containers'][0]['resources']['requests'])
+        # A multi-rail pod asks for one VF of every rail: all of them are named (DRA mode: the claims' templates).
+        asks = manifest['spec']['containers'][0]['resources']
+        resource = ', '.join(asks['requests'] if 'requests' in asks else (c['name'] for c in asks['claims']))
+        has = ('1 %s' if 'requests' in asks else 'the claims %s') % resource
         live_pod = by_name.get(name) or {}
         placed = (live_pod.get('spec') or {}).get('nodeName') or ''
         conditions = {c.get('type'): c for c in (live_pod.get('status') or {}).get('conditions') or []}
@@ -171,7 +185,7 @@ def pod_placement(live, pods):
         elif not ready:
             why = 'on %s but not Ready (phase %s)' % (placed, (live_pod.get('status') or {}).get('phase') or 'unknown')
         else:
-            why = 'Ready on %s with 1 %s' % (placed, resource)
+            why = 'Ready on %s with %s' % (placed, has)
         if placed:
             taken.add(placed)
         out.append({'pod': name, 'node': wanted[0] if len(wanted) == 1 else (placed or None), 'placed_on': placed or None,

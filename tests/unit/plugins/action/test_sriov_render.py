@@ -51,7 +51,7 @@ def test_renders_what_the_three_filters_render_as_one_json_text():
     assert objects["nodes"] == rendered["nodes"] and objects["pool_configs"] == pools["pool_configs"]
     assert out["pools"] == pools["pools"] and len(out["pools"]) == 2
     assert out["counts"] == {"policies": 2, "networks": 2, "ip_pools": 0, "pool_configs": 2, "nic_config_templates": 0, "nodes": 2,
-                             "nic_config_devices": 0}
+                             "nic_config_devices": 0, "claim_templates": 0}
     assert out["node_names"] == {"node1": "node1", "node2": "node2"}
     assert out["_ansible_verbose_override"] is True  # a result of about 100 MB at fleet scale is not for the screen
 

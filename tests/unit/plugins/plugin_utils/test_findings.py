@@ -11,6 +11,7 @@ import yaml
 from ansible._internal._datatag._tags import Origin
 
 from ansible_collections.gpufabric.roce.plugins.filter.findings import FilterModule
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import GpufabricError
 from ansible_collections.gpufabric.roce.plugins.plugin_utils import _findings as fi
 
 REPO = pathlib.Path(__file__).resolve().parents[4]
@@ -142,10 +143,9 @@ def test_the_filter_is_the_message():
 
 
 def test_the_render_lists_a_problem_of_many_nodes_once_with_its_source():
-    errors = [{"host": "node%d" % i, "field": "sriov_networks_priority", "value": 100, "problem": "must be between 0 and 99",
-               "fix": "set sriov_networks_priority to 0..99"} for i in (1, 2, 3)]
-    errors.insert(1, {"host": "node1", "field": "roce_rails[rail0].subnet", "value": "10.0.0.0/33", "problem": "is not a subnet",
-                      "fix": "set it"})
+    errors = [GpufabricError("node%d" % i, "sriov_networks_priority", 100, "must be between 0 and 99",
+                             "set sriov_networks_priority to 0..99") for i in (1, 2, 3)]
+    errors.insert(1, GpufabricError("node1", "roce_rails[rail0].subnet", "10.0.0.0/33", "is not a subnet", "set it"))
     hv = RawHostVars({"node%d" % i: {"sriov_networks_priority": Origin(path=GROUP_VARS, line_num=12).tag(100),
                                      "roce_rails": Origin(path=GROUP_VARS, line_num=20).tag([])} for i in (1, 2, 3)})
     assert fi.render_errors(errors, hv).splitlines() == [

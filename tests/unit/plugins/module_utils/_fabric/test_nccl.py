@@ -176,7 +176,7 @@ def test_env_file_quotes():
 def test_configmap_errors_listed_at_once():
     with pytest.raises(RenderValidationError) as err:
         nccl_configmap({'Node_1/x': {}, 'node2': {'bad-name': 'x', 'NCCL_IB_HCA': None}}, name='Bad_Name', namespace='a.b')
-    fields = [e['field'] for e in err.value.errors]
+    fields = [e.field for e in err.value.errors]
     assert fields == ['name', 'namespace', 'node', 'env', 'env.NCCL_IB_HCA']
     with pytest.raises(RenderValidationError):
         nccl_configmap({})

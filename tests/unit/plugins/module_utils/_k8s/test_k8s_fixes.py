@@ -43,11 +43,11 @@ def _render(hv, defaults):
 
 
 def _by_message(expected):
-    return lambda err: err["message"] == expected
+    return lambda err: str(err) == expected
 
 
 def _by_field(host, field):
-    return lambda err: err["host"] == host and err["field"] == field
+    return lambda err: err.host == host and err.field == field
 
 
 # (id, mutation(hv, defaults), which error of the refused inventory to fix)
@@ -69,25 +69,25 @@ def _target_error(mutation, pick):
 @pytest.mark.parametrize("mutation,pick", [(m, p) for _i, m, p in CASES], ids=[i for i, _m, _p in CASES])
 def test_every_offered_fix_renders_when_applied(mutation, pick):
     hv, defaults, err, exc = _target_error(mutation, pick)
-    assert err.get("fix_vars"), "no machine-readable fix for: %s" % err["message"]
+    assert err.fix_vars, "no machine-readable fix for: %s" % str(err)
     assert len(exc.errors) == 1, "each case has exactly one problem, so that its fix alone must make it render:\n%s" % exc
-    for alternative in err["fix_vars"]:
+    for alternative in err.fix_vars:
         fixed_hv, fixed_defaults = copy.deepcopy(hv), copy.deepcopy(defaults)
         apply_fix(fixed_hv, fixed_defaults, alternative)
         try:
             _render(fixed_hv, fixed_defaults)
         except common.RenderValidationError as again:
-            pytest.fail("applying %r for\n  %s\nstill fails:\n%s" % (alternative, err["message"], again))
+            pytest.fail("applying %r for\n  %s\nstill fails:\n%s" % (alternative, str(err), again))
 
 
 @pytest.mark.parametrize("mutation,pick", [(m, p) for _i, m, p in CASES], ids=[i for i, _m, _p in CASES])
 def test_the_message_names_what_the_fix_changes(mutation, pick):
     """Each alternative changes at least one variable the message names (its field or its fix text)."""
     _hv, _defaults, err, _exc = _target_error(mutation, pick)
-    said = err["field"] + " " + err["fix"]
-    for alternative in err["fix_vars"]:
+    said = err.field + " " + err.fix
+    for alternative in err.fix_vars:
         paths = [path for assignments in alternative.values() for path in assignments]
-        assert any(_PATH.fullmatch(p).group("var") in said for p in paths), (err["message"], alternative)
+        assert any(_PATH.fullmatch(p).group("var") in said for p in paths), (str(err), alternative)
 
 
 def test_the_two_fixes_the_issue_named_now_work():
@@ -98,8 +98,8 @@ def test_the_two_fixes_the_issue_named_now_work():
     with pytest.raises(common.RenderValidationError) as info:
         _render(hv, {})
     (err,) = info.value.errors
-    assert err["fix"] == "write '<pf>#<first>-<last>' with whole numbers, e.g. enp157s0np0#4-7"
-    apply_fix(hv, {}, err["fix_vars"][0])
+    assert err.fix == "write '<pf>#<first>-<last>' with whole numbers, e.g. enp157s0np0#4-7"
+    apply_fix(hv, {}, err.fix_vars[0])
     assert _render(hv, {})["policies"][0]["spec"]["nicSelector"]["pfNames"] == ["enp157s0np0#4-7"]
 
     hv = reference_hostvars()
@@ -109,8 +109,8 @@ def test_the_two_fixes_the_issue_named_now_work():
     with pytest.raises(common.RenderValidationError) as info:
         _render(hv, {})
     (err,) = info.value.errors
-    assert err["fix"] == "set sriov_networks_extra_policies[0].device_type to 'netdevice', or set sriov_networks_extra_policies[0].is_rdma to false"
-    for alternative in err["fix_vars"]:
+    assert err.fix == "set sriov_networks_extra_policies[0].device_type to 'netdevice', or set sriov_networks_extra_policies[0].is_rdma to false"
+    for alternative in err.fix_vars:
         fixed = copy.deepcopy(hv)
         apply_fix(fixed, {}, alternative)
         _render(fixed, {})

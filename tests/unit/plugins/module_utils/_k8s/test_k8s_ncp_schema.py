@@ -94,15 +94,15 @@ def test_bad_overrides_are_refused_before_anything_applies(overrides, valid):
     with pytest.raises(common.RenderValidationError) as info:
         op.render_nic_cluster_policy(ncp_defaults(cfg))
     for err in info.value.errors:
-        assert err["host"] == "(cluster)" and err["field"].startswith("network_operator_nic_cluster_policy_overrides."), err
-        assert "fails the CRD schema of network-operator 26.4.1 and 26.7.0-rc.2" in err["problem"] and err["fix"]
+        assert err.host == "(cluster)" and err.field.startswith("network_operator_nic_cluster_policy_overrides."), err
+        assert "fails the CRD schema of network-operator 26.4.1 and 26.7.0-rc.2" in err.problem and err.fix
 
 
 def test_an_unknown_key_is_named_with_the_fields_the_crd_knows_there():
     with pytest.raises(common.RenderValidationError) as info:
         op.render_nic_cluster_policy(ncp_defaults({"network_operator_nic_cluster_policy_overrides": {"nvIpam": {"enableWebhok": True}}}))
     (err,) = info.value.errors
-    assert err["message"] == (
+    assert str(err) == (
         "(cluster): network_operator_nic_cluster_policy_overrides.nvIpam.enableWebhok=true: is not a field of the CRD: "
         "the merged NicClusterPolicy fails the CRD schema of network-operator 26.4.1 and 26.7.0-rc.2 at spec.nvIpam.enableWebhok. "
         "Fix: remove it from network_operator_nic_cluster_policy_overrides, or use a field the CRD knows at spec.nvIpam: "
@@ -113,7 +113,7 @@ def test_an_unknown_key_is_named_with_the_fields_the_crd_knows_there():
 def test_a_component_the_overrides_turn_into_a_string_is_refused():
     with pytest.raises(common.RenderValidationError) as info:
         op.render_nic_cluster_policy(ncp_defaults({"network_operator_nic_cluster_policy_overrides": {"secondaryNetwork": "multus"}}))
-    assert [e["field"] for e in info.value.errors] == ["network_operator_nic_cluster_policy_overrides.secondaryNetwork"]
+    assert [e.field for e in info.value.errors] == ["network_operator_nic_cluster_policy_overrides.secondaryNetwork"]
 
 
 # ------------------------------------------------------------------------------ helm_command
@@ -149,7 +149,7 @@ def test_a_repo_url_that_is_no_url_is_refused(url):
     with pytest.raises(common.RenderValidationError) as info:
         op.render_chart_reference(helm_defaults({"network_operator_chart_repo_url": url}))
     (err,) = info.value.errors
-    assert err["field"] == "network_operator_chart_repo_url" and "https://helm.ngc.nvidia.com/nvidia" in err["fix"]
+    assert err.field == "network_operator_chart_repo_url" and "https://helm.ngc.nvidia.com/nvidia" in err.fix
 
 
 @pytest.mark.parametrize("url", ["https://helm.ngc.nvidia.com/nvidia", "oci://registry.local:5000/charts", "http://10.0.0.1:8080/charts?token=a&b=c"])
@@ -160,5 +160,5 @@ def test_real_repo_urls_pass(url):
 def test_chart_name_and_version_are_strict():
     with pytest.raises(common.RenderValidationError) as info:
         op.render_chart_reference(helm_defaults({"network_operator_chart_name": "network-operator;id", "network_operator_chart_version": "26.4.1-rc1;id"}))
-    assert sorted(e["field"] for e in info.value.errors) == ["network_operator_chart_name", "network_operator_chart_version"]
+    assert sorted(e.field for e in info.value.errors) == ["network_operator_chart_name", "network_operator_chart_version"]
     assert op.render_chart_reference(helm_defaults({"network_operator_chart_version": "v26.4.1-rc.1+build.5"}))["version"] == "v26.4.1-rc.1+build.5"

@@ -145,7 +145,7 @@ def test_qos_off_or_applied_the_host_way_renders_nothing_and_rails_without_qos_a
     hv["node2"]["roce_qos_via"] = "host"
     assert [d["node_name"] for d in render(hosts, hv)["devices"]] == ["node1"]
     hv["node2"]["roce_qos_via"] = "nic-operator"
-    assert [(e["host"], e["field"], e["value"]) for e in problems(hosts, hv)] == [("node2", "roce_qos_via", "nic-operator")]
+    assert [(e.host, e.field, e.value) for e in problems(hosts, hv)] == [("node2", "roce_qos_via", "nic-operator")]
     hosts, hv = with_qos("example-multirail")
     for v in hv.values():
         v["roce_rails"] = copy.deepcopy(v["roce_rails"])
@@ -164,7 +164,7 @@ def test_pci_addresses_from_predictable_names():
 
 
 def _one(errors):
-    assert len(errors) == 1, [e["message"] for e in errors]
+    assert len(errors) == 1, [str(e) for e in errors]
     return errors[0]
 
 
@@ -184,8 +184,8 @@ def test_bad_nic_settings_are_refused_with_host_field_value_and_fix(mutate, host
     hosts, hv = with_qos("example")
     mutate(hv)
     err = _one(problems(hosts, hv))
-    assert (err["host"], err["field"], err["value"]) == (host, field, value)
-    assert err["fix"]
+    assert (err.host, err.field, err.value) == (host, field, value)
+    assert err.fix
 
 
 def test_one_rail_nic_type_spelled_in_capitals_or_as_a_yaml_integer_is_normalised():
@@ -202,10 +202,10 @@ def test_a_rail_qos_that_differs_per_node_is_refused_with_a_shared_selector():
     hosts, hv = with_qos("example-multirail")
     hv["gpu-node02"]["roce_rail_overrides"]["rail3"] = {"qos": {"tos": 98}}
     err = _one(problems(hosts, hv, SHARED))
-    assert (err["host"], err["field"]) == ("gpu-node02", "roce_rail_overrides.rail3.qos")
-    assert err["value"]["tos"] == 98
-    assert "0000:54:00.0" in err["problem"] and "gpu-node01" in err["problem"]
-    assert "roce_nic_config_node_selector: {}" in err["fix"] and "remove roce_rail_overrides.rail3.qos" in err["fix"]
+    assert (err.host, err.field) == ("gpu-node02", "roce_rail_overrides.rail3.qos")
+    assert err.value["tos"] == 98
+    assert "0000:54:00.0" in err.problem and "gpu-node01" in err.problem
+    assert "roce_nic_config_node_selector: {}" in err.fix and "remove roce_rail_overrides.rail3.qos" in err.fix
     # the fix offered works: per-node templates
     assert len(render(hosts, hv)["templates"]) == 3
 
@@ -214,7 +214,7 @@ def test_a_rail_num_vfs_that_differs_per_node_is_refused_with_a_shared_selector(
     hosts, hv = with_qos("example-multirail")
     hv["gpu-node02"]["roce_rail_overrides"]["rail0"] = {"num_vfs": 4}
     err = _one(problems(hosts, hv, SHARED))
-    assert (err["host"], err["field"], err["value"]) == ("gpu-node02", "roce_rail_overrides.rail0.num_vfs", 4)
+    assert (err.host, err.field, err.value) == ("gpu-node02", "roce_rail_overrides.rail0.num_vfs", 4)
 
 
 def test_a_per_node_difference_at_another_pci_address_is_expressible_with_a_shared_selector(crds):
@@ -234,15 +234,15 @@ def test_two_ports_of_one_nic_with_different_qos_are_refused():
         v["roce_rails"] = copy.deepcopy(v["roce_rails"])
         v["roce_rails"][1].update(pf="enp12s0f1np1", qos={"tos": 98})  # rail1 on port 2 of rail0's NIC
     errs = problems(hosts, hv)
-    assert [(e["host"], e["field"]) for e in errs] == [("gpu-node01", "roce_rails[rail1].qos"), ("gpu-node02", "roce_rails[rail1].qos")]
-    assert "same NIC (0000:0c:00)" in errs[0]["problem"]
+    assert [(e.host, e.field) for e in errs] == [("gpu-node01", "roce_rails[rail1].qos"), ("gpu-node02", "roce_rails[rail1].qos")]
+    assert "same NIC (0000:0c:00)" in errs[0].problem
 
 
 def test_two_rails_on_one_pci_address_and_two_types_on_one_nic_are_refused():
     hosts, hv = with_qos("example-multirail")
     hv["gpu-node01"]["roce_rail_overrides"] = {"rail1": {"pci_address": "0000:0c:00.0"}, "rail2": {"pci_address": "0000:0c:00.1", "nic_type": "101d"}}
     errs = problems(hosts, hv)
-    assert [(e["host"], e["field"], e["value"]) for e in errs] == [
+    assert [(e.host, e.field, e.value) for e in errs] == [
         ("gpu-node01", "roce_rail_overrides.rail1.pci_address", "0000:0c:00.0"),
         ("gpu-node01", "roce_rail_overrides.rail2.nic_type", "101d"),
     ]
@@ -252,7 +252,7 @@ def test_two_rails_on_one_pci_address_and_two_types_on_one_nic_are_refused():
 def test_a_bad_node_selector_is_refused(selector):
     hosts, hv = with_qos("example")
     err = _one(problems(hosts, hv, {"roce_nic_config_node_selector": selector}))
-    assert (err["host"], err["field"]) == ("(cluster)", "roce_nic_config_node_selector")
+    assert (err.host, err.field) == ("(cluster)", "roce_nic_config_node_selector")
 
 
 def test_names_are_dns_labels_within_63_characters_and_deterministic():
@@ -341,6 +341,6 @@ def test_the_nic_cluster_policy_deploys_the_nic_configuration_operator_when_aske
 def test_bad_nic_configuration_operator_settings_are_refused(cfg, field):
     with pytest.raises(RenderValidationError) as err:
         op.render_nic_cluster_policy(ncp_defaults(cfg))
-    assert [e["field"] for e in err.value.errors] == [field]
+    assert [e.field for e in err.value.errors] == [field]
     if field == "network_operator_chart_version":
-        assert "network_operator_images.nic_configuration_daemon.version" in err.value.errors[0]["fix"]
+        assert "network_operator_images.nic_configuration_daemon.version" in err.value.errors[0].fix

@@ -68,18 +68,18 @@ def test_every_rendered_policy_matches_the_crd(line, version):
 
 def test_refused_on_a_chart_without_the_crd():
     (err,) = errors(cfg(network_operator_chart_version="26.1.2"), TWO_GROUPS)
-    assert (err["host"], err["field"], err["value"]) == ("(cluster)", "network_operator_node_policies", True)
-    assert "26.1.2 has no NicNodePolicy CRD" in err["problem"]
-    assert "network_operator_chart_version" in err["fix"] and "26.4.1" in err["fix"] and "network_operator_node_policies: false" in err["fix"]
+    assert (err.host, err.field, err.value) == ("(cluster)", "network_operator_node_policies", True)
+    assert "26.1.2 has no NicNodePolicy CRD" in err.problem
+    assert "network_operator_chart_version" in err.fix and "26.4.1" in err.fix and "network_operator_node_policies: false" in err.fix
 
 
 def test_bad_input_names_host_field_value_and_fix():
     (err,) = errors(cfg(), [{"host": "gpu1", "network_operator_node_group": "h100", "network_operator_node_group_selector": {"pool": True}}])
-    assert (err["host"], err["field"]) == ("gpu1", "network_operator_node_group_selector")
-    assert err["value"] == {"pool": True} and "quote the value" in err["fix"]
-    assert err["message"].startswith("gpu1: network_operator_node_group_selector=")
+    assert (err.host, err.field) == ("gpu1", "network_operator_node_group_selector")
+    assert err.value == {"pool": True} and "quote the value" in err.fix
+    assert str(err).startswith("gpu1: network_operator_node_group_selector=")
     (err,) = errors(cfg(network_operator_node_policies="maybe"), TWO_GROUPS)
-    assert (err["host"], err["field"], err["value"]) == ("(cluster)", "network_operator_node_policies", "maybe")
+    assert (err.host, err.field, err.value) == ("(cluster)", "network_operator_node_policies", "maybe")
 
 
 @pytest.mark.parametrize("members,host,field,words", [
@@ -100,12 +100,12 @@ def test_bad_input_names_host_field_value_and_fix():
 ])
 def test_group_variables_refused(members, host, field, words):
     errs = errors(cfg(), members)
-    assert any(e["host"] == host and e["field"] == field and words in e["problem"] and e["fix"] for e in errs), errs
+    assert any(e.host == host and e.field == field and words in e.problem and e.fix for e in errs), errs
 
 
 def test_no_per_node_component_is_refused():
     (err,) = errors(cfg(network_operator_ofed_driver=False, network_operator_rdma_shared_device_plugin=False), TWO_GROUPS[:2])
-    assert err["field"] == "network_operator_node_policies" and "network_operator_ofed_driver" in err["fix"]
+    assert err.field == "network_operator_node_policies" and "network_operator_ofed_driver" in err.fix
 
 
 def test_chart_line_without_the_crd():

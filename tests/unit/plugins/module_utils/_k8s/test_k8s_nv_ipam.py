@@ -135,27 +135,27 @@ def test_an_override_outside_the_rails_pool_is_refused_with_host_field_and_fix()
     hosts, hv = fleet(3, n_rails=2)
     hv["gpu002"]["roce_rail_overrides"] = {"rail1": {"subnet": "10.200.7.0/24"}}
     (err,) = errors(hosts, hv)
-    assert (err["host"], err["field"], err["value"]) == ("gpu002", "roce_rails[rail1].subnet", "10.200.7.0/24")
-    assert "outside rail rail1's subnet_pool 10.102.0.0/16, the cidr of nv-ipam pool roce-rail1" in err["problem"]
-    assert err["fix"].startswith("pick a /24 block of 10.102.0.0/16 for this node")
+    assert (err.host, err.field, err.value) == ("gpu002", "roce_rails[rail1].subnet", "10.200.7.0/24")
+    assert "outside rail rail1's subnet_pool 10.102.0.0/16, the cidr of nv-ipam pool roce-rail1" in err.problem
+    assert err.fix.startswith("pick a /24 block of 10.102.0.0/16 for this node")
 
 
 def test_a_block_of_another_size_is_refused_naming_the_pools_size():
     hosts, hv = fleet(3, n_rails=2)
     hv["gpu001"]["roce_rail_overrides"] = {"rail0": {"subnet": "10.101.1.0/25"}}
     (err,) = errors(hosts, hv)
-    assert (err["host"], err["field"], err["value"]) == ("gpu001", "roce_rails[rail0].subnet", "10.101.1.0/25")
-    assert "perNodeNetworkPrefix /24, from host gpu000's 10.101.0.0/24" in err["problem"] and "is a /25" in err["problem"]
-    assert err["fix"] == "give every node of the pool a /24 subnet"
+    assert (err.host, err.field, err.value) == ("gpu001", "roce_rails[rail0].subnet", "10.101.1.0/25")
+    assert "perNodeNetworkPrefix /24, from host gpu000's 10.101.0.0/24" in err.problem and "is a /25" in err.problem
+    assert err.fix == "give every node of the pool a /24 subnet"
 
 
 def test_a_route_with_its_own_gateway_is_refused_with_the_route_without_it_as_fix():
     hosts, hv = inventory("example")
     hv["node2"]["sriov_networks_ipam_routes"] = [{"dst": "10.0.0.0/8", "gw": "10.255.1.1"}]
     errs = errors(hosts, hv)
-    err = next(e for e in errs if e["host"] == "node2")
-    assert err["field"] == "sriov_networks_ipam_routes" and "CIDRPool routes have no gw" in err["problem"]
-    assert err["fix_vars"] == [{"node2": {"sriov_networks_ipam_routes": [{"dst": "10.0.0.0/8"}]}}]
+    err = next(e for e in errs if e.host == "node2")
+    assert err.field == "sriov_networks_ipam_routes" and "CIDRPool routes have no gw" in err.problem
+    assert err.fix_vars == [{"node2": {"sriov_networks_ipam_routes": [{"dst": "10.0.0.0/8"}]}}]
 
 
 def test_one_rail_nodes_of_two_address_families_are_refused():
@@ -164,16 +164,16 @@ def test_one_rail_nodes_of_two_address_families_are_refused():
     for h in hosts:
         hv[h]["sriov_networks_ipam_routes"] = []
     (err,) = errors(hosts, hv)
-    assert (err["host"], err["field"], err["value"]) == ("node2", "roce_pod_subnet", "fd00::/126")
-    assert "one CIDRPool has one address family" in err["problem"]
+    assert (err.host, err.field, err.value) == ("node2", "roce_pod_subnet", "fd00::/126")
+    assert "one CIDRPool has one address family" in err.problem
 
 
 def test_a_node_with_its_own_resource_name_is_refused_with_the_rails_one_as_fix():
     hosts, hv = inventory("example")
     hv["node2"]["sriov_networks_resource_name"] = "roce_node2"
     (err,) = errors(hosts, hv)
-    assert (err["host"], err["field"], err["value"]) == ("node2", "sriov_networks_resource_name", "roce_node2")
-    assert err["fix_vars"] == [{"node2": {"sriov_networks_resource_name": "roce"}}]
+    assert (err.host, err.field, err.value) == ("node2", "sriov_networks_resource_name", "roce_node2")
+    assert err.fix_vars == [{"node2": {"sriov_networks_resource_name": "roce"}}]
 
 
 @pytest.mark.parametrize("ipam", [{}, NV_IPAM, dict(NV_IPAM, sriov_networks_nv_ipam_pool="my-pool")], ids=["host-local", "nv-ipam", "nv-ipam-named"])
@@ -203,11 +203,11 @@ def test_one_rail_blocks_far_apart_are_refused_instead_of_a_pool_of_the_whole_ad
     hosts.append("node3")
     hv["node3"] = dict(hv["node2"], roce_node_name="node3", roce_pod_subnet="172.16.0.0/24", roce_pod_gateway="172.16.0.254")
     (err,) = errors(hosts, hv)
-    assert (err["host"], err["field"], err["value"]) == ("node3", "roce_pod_subnet", "172.16.0.0/24")
-    assert err["problem"].startswith("is far from the other nodes' blocks of nv-ipam pool roce (node1's 10.255.0.0/24): the pool's "
-                                     "cidr, the smallest network holding them all, would be 0.0.0.0/0, which is not a unicast range")
-    assert err["fix"] == ("give node3 a /24 block near the other nodes' blocks of the pool, inside 10.255.0.0/23 (node1's is "
-                          "10.255.0.0/24), and roce_pod_gateway a host address of it")
+    assert (err.host, err.field, err.value) == ("node3", "roce_pod_subnet", "172.16.0.0/24")
+    assert err.problem.startswith("is far from the other nodes' blocks of nv-ipam pool roce (node1's 10.255.0.0/24): the pool's "
+                                  "cidr, the smallest network holding them all, would be 0.0.0.0/0, which is not a unicast range")
+    assert err.fix == ("give node3 a /24 block near the other nodes' blocks of the pool, inside 10.255.0.0/23 (node1's is "
+                       "10.255.0.0/24), and roce_pod_gateway a host address of it")
     # The fix applied: a /24 next to the others renders.
     hv["node3"].update(roce_pod_subnet="10.255.2.0/24", roce_pod_gateway="10.255.2.254")
     (pool,) = render_sriov(hosts, hv, sriov_defaults(NV_IPAM))["ip_pools"]
@@ -220,7 +220,7 @@ def test_the_odd_node_is_the_one_outside_the_range_most_blocks_are_in():
     hosts.append("node3")
     hv["node3"] = dict(hv["node2"], roce_node_name="node3", roce_pod_subnet="10.255.2.0/24", roce_pod_gateway="10.255.2.254")
     (err,) = errors(hosts, hv)
-    assert (err["host"], err["value"]) == ("node1", "192.168.0.0/24")
+    assert (err.host, err.value) == ("node1", "192.168.0.0/24")
 
 
 def test_rail_pools_nested_in_each_other_are_refused_once_for_the_rail():
@@ -230,12 +230,12 @@ def test_rail_pools_nested_in_each_other_are_refused_once_for_the_rail():
     for h in hosts:
         hv[h]["roce_rails"] = plan
     (err,) = errors(hosts, hv)
-    assert (err["host"], err["field"], err["value"]) == ("gpu000 (and 2 other nodes: gpu001, gpu002)", "roce_rails[rail1].subnet_pool",
-                                                         "10.102.0.0/16")
-    assert err["problem"].startswith("overlaps rail rail0's subnet_pool 10.0.0.0/8: their nv-ipam CIDRPools roce-rail0 and roce-rail1 "
-                                     "would overlap")
-    assert err["fix"] == ("give every rail a subnet_pool of its own, disjoint from the other rails': narrow rail rail0's so that it "
-                          "leaves out 10.102.0.0/16, or move rail rail1's outside 10.0.0.0/8")
+    assert (err.host, err.field, err.value) == ("gpu000 (and 2 other nodes: gpu001, gpu002)", "roce_rails[rail1].subnet_pool",
+                                                "10.102.0.0/16")
+    assert err.problem.startswith("overlaps rail rail0's subnet_pool 10.0.0.0/8: their nv-ipam CIDRPools roce-rail0 and roce-rail1 "
+                                  "would overlap")
+    assert err.fix == ("give every rail a subnet_pool of its own, disjoint from the other rails': narrow rail rail0's so that it "
+                       "leaves out 10.102.0.0/16, or move rail rail1's outside 10.0.0.0/8")
     # host-local renders no pool: nothing to refuse there.
     render_sriov(hosts, hv, sriov_defaults({}))
 
@@ -252,11 +252,11 @@ def test_a_vf_priority_pfc_does_not_protect_is_refused_under_trust_pcp_once_for_
     with pytest.raises(RenderValidationError) as exc:
         render_sriov(hosts, hv, _pcp(hv, hosts, 5))
     (err,) = exc.value.errors
-    assert (err["host"], err["field"], err["value"]) == ("gpu000 (and 2 other nodes: gpu001, gpu002)", "sriov_networks_vlan_qos", 5)
-    assert err["problem"].startswith("puts the VFs' traffic, RoCE included, on priority 5")
-    assert "but PFC is on [3]" in err["problem"]
-    assert err["fix"].startswith("set sriov_networks_vlan_qos to 3, the RoCE priority (tos 106 >> 5), or use trust: dscp in roce_qos")
-    assert err["fix_vars"] == [{h: {"sriov_networks_vlan_qos": 3} for h in hosts}]
+    assert (err.host, err.field, err.value) == ("gpu000 (and 2 other nodes: gpu001, gpu002)", "sriov_networks_vlan_qos", 5)
+    assert err.problem.startswith("puts the VFs' traffic, RoCE included, on priority 5")
+    assert "but PFC is on [3]" in err.problem
+    assert err.fix.startswith("set sriov_networks_vlan_qos to 3, the RoCE priority (tos 106 >> 5), or use trust: dscp in roce_qos")
+    assert err.fix_vars == [{h: {"sriov_networks_vlan_qos": 3} for h in hosts}]
     # Both fixes render; so does a priority PFC protects, and trust dscp whatever the VLAN priority.
     render_sriov(hosts, hv, _pcp(hv, hosts, 3))
     render_sriov(hosts, hv, _pcp(hv, hosts, 5, trust="dscp"))

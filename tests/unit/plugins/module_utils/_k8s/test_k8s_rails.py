@@ -41,27 +41,27 @@ def test_one_policy_and_network_per_rail_and_a_node_entry_with_every_rail():
 def test_a_webhook_rule_broken_on_one_rail_names_the_rail_key():
     hosts, hv = inventory(2, gpu1={"roce_rail_overrides": {"rail2": {"num_vfs": 300}}})
     errs = errors(hosts, hv)
-    assert [(e["host"], e["field"]) for e in errs] == [("gpu1", "roce_rails[rail2].num_vfs")]
-    assert "300" in errs[0]["message"] and "Fix:" in errs[0]["message"]
+    assert [(e.host, e.field) for e in errs] == [("gpu1", "roce_rails[rail2].num_vfs")]
+    assert "300" in str(errs[0]) and "Fix:" in str(errs[0])
 
 
 def test_rails_with_a_cluster_wide_ipam_are_refused_with_the_fix():
     hosts, hv = inventory(1)
     errs = errors(hosts, hv, {"sriov_networks_ipam": "whereabouts", "sriov_networks_whereabouts_range": "10.0.0.0/16"})
-    assert errs[0]["field"] == "roce_rails" and "host-local" in errs[0]["fix"]
+    assert errs[0].field == "roce_rails" and "host-local" in errs[0].fix
 
 
 def test_extra_policies_on_a_multirail_node_are_refused():
     hosts, hv = inventory(1, gpu0={"sriov_networks_extra_policies": [{"name": "dpdk", "pf_names": ["x"], "resource_name": "d"}]})
     errs = errors(hosts, hv)
-    assert errs[0]["field"] == "sriov_networks_extra_policies" and "roce_rails" in errs[0]["problem"]
+    assert errs[0].field == "sriov_networks_extra_policies" and "roce_rails" in errs[0].problem
 
 
 def test_same_node_index_twice_overlaps_on_every_rail_and_names_rail_and_fix():
     hosts, hv = inventory(2, gpu1={"roce_node_index": 0})
     errs = errors(hosts, hv)
-    assert {e["field"] for e in errs} >= {"roce_rails[rail0].subnet"}
-    assert all("roce_node_index" in e["fix"] for e in errs if e["field"].endswith(".subnet"))
+    assert {e.field for e in errs} >= {"roce_rails[rail0].subnet"}
+    assert all("roce_node_index" in e.fix for e in errs if e.field.endswith(".subnet"))
 
 
 def test_one_rail_and_multirail_nodes_mix():

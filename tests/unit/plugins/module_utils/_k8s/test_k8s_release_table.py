@@ -87,11 +87,11 @@ def test_26_7_1_with_the_driver_needs_its_tag_from_the_release_notes():
     with pytest.raises(RenderValidationError) as exc:
         op.render_nic_cluster_policy(ncp_defaults({"network_operator_ofed_driver": True}))
     (err,) = exc.value.errors
-    assert (err["host"], err["field"], err["value"]) == ("(cluster)", "network_operator_chart_version", "26.7.1")
-    assert err["problem"] == "the release table has no ofed_driver tag for chart 26.7.1, so ofed_driver would have no image tag"
-    assert err["fix"] == ("set network_operator_images.ofed_driver.version to the tag the release notes give "
-                          "(https://github.com/Mellanox/network-operator/releases/tag/v26.7.1), or pin network_operator_chart_version to one of "
-                          "26.1.2, 26.4.1, 26.7.0-rc.2")
+    assert (err.host, err.field, err.value) == ("(cluster)", "network_operator_chart_version", "26.7.1")
+    assert err.problem == "the release table has no ofed_driver tag for chart 26.7.1, so ofed_driver would have no image tag"
+    assert err.fix == ("set network_operator_images.ofed_driver.version to the tag the release notes give "
+                       "(https://github.com/Mellanox/network-operator/releases/tag/v26.7.1), or pin network_operator_chart_version to one of "
+                       "26.1.2, 26.4.1, 26.7.0-rc.2")
     ncp = op.render_nic_cluster_policy(ncp_defaults({"network_operator_ofed_driver": True,
                                                      "network_operator_images": {"ofed_driver": {"version": "doca3.5.0-26.07-0.7.9.0-0"}}}))
     assert ncp["spec"]["ofedDriver"]["version"] == "doca3.5.0-26.07-0.7.9.0-0"
@@ -114,11 +114,11 @@ def test_unknown_chart_version_is_refused_with_the_fix():
     with pytest.raises(RenderValidationError) as exc:
         op.render_nic_cluster_policy(ncp_defaults({"network_operator_chart_version": "26.10.0"}))
     (err,) = exc.value.errors
-    assert err["field"] == "network_operator_chart_version"
-    assert err["value"] == "26.10.0"
-    assert "known for chart 26.1.2, 26.4.1, 26.7.0-rc.2, 26.7.1 only" in err["problem"]
-    assert "multus, cni_plugins, nv_ipam" in err["problem"]
-    assert "network_operator_images.multus.version" in err["fix"] and "network_operator_images.nv_ipam.version" in err["fix"]
+    assert err.field == "network_operator_chart_version"
+    assert err.value == "26.10.0"
+    assert "known for chart 26.1.2, 26.4.1, 26.7.0-rc.2, 26.7.1 only" in err.problem
+    assert "multus, cni_plugins, nv_ipam" in err.problem
+    assert "network_operator_images.multus.version" in err.fix and "network_operator_images.nv_ipam.version" in err.fix
 
 
 def test_unknown_chart_version_with_every_deployed_version_given_renders():

@@ -59,7 +59,7 @@ def test_an_empty_value_falls_back_to_the_default():
 def test_bad_max_unavailable_names_host_variable_value_and_fix(value):
     errs = errors(nodes(3), {"gpu01": {"sriov_networks_pool_max_unavailable": value}})
     assert len(errs) == 1
-    message = errs[0]["message"]
+    message = str(errs[0])
     assert message.startswith("gpu01: sriov_networks_pool_max_unavailable=")
     assert "Fix: set sriov_networks_pool_max_unavailable to a whole number" in message and '"10%"' in message
 
@@ -82,19 +82,19 @@ def test_disagreeing_limits_in_one_pool_are_refused_with_both_hosts_named():
     node_list = nodes(2)
     errs = errors(node_list, {"gpu00": {"sriov_networks_pool_max_unavailable": 1}, "gpu01": {"sriov_networks_pool_max_unavailable": "50%"}})
     assert len(errs) == 1
-    assert errs[0]["host"] == "gpu01" and "gpu00" in errs[0]["problem"] and "roce-pool" in errs[0]["problem"]
-    assert "group_vars" in errs[0]["fix"]
+    assert errs[0].host == "gpu01" and "gpu00" in errs[0].problem and "roce-pool" in errs[0].problem
+    assert "group_vars" in errs[0].fix
 
 
 def test_bad_pool_name_and_every_problem_at_once():
     errs = errors(nodes(3), {"gpu00": {"sriov_networks_pool_name": "Rack_A"}, "gpu02": {"sriov_networks_pool_max_unavailable": "x"}})
-    assert [(e["host"], e["field"]) for e in errs] == [("gpu00", "sriov_networks_pool_name"), ("gpu02", "sriov_networks_pool_max_unavailable")]
+    assert [(e.host, e.field) for e in errs] == [("gpu00", "sriov_networks_pool_name"), ("gpu02", "sriov_networks_pool_max_unavailable")]
 
 
 def test_opt_out_renders_nothing_and_a_non_boolean_is_refused():
     assert render(nodes(3), sriov_networks_pool_config=False) == {"pool_configs": [], "pools": []}
     errs = errors(nodes(3), sriov_networks_pool_config="no")
-    assert errs[0]["field"] == "sriov_networks_pool_config"
+    assert errs[0].field == "sriov_networks_pool_config"
 
 
 def test_namespace_is_the_operators():

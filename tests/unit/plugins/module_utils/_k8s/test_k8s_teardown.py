@@ -25,6 +25,21 @@ def test_teardown_deletes_only_its_fabric_networks_first():
     assert got["kept"] == ["SriovNetwork/b-node2", "SriovNetwork/hand-made", "SriovNetwork/old", "SriovNetworkPoolConfig/admins-pool"]
 
 
+def test_teardown_deletes_its_dra_claim_templates_first_in_their_networks_namespace():
+    def claim(name, fabric, ns):
+        out = obj("ResourceClaimTemplate", name, fabric)
+        out["apiVersion"] = "resource.k8s.io/v1"
+        out["metadata"]["namespace"] = ns
+        return out
+
+    live = [obj("SriovNetwork", "roce-rail0", "pool-a"), claim("roce-rail0", "pool-a", "training"), claim("roce-rail0", "pool-b", "other")]
+    got = fabric_teardown(live, "pool-a")
+    assert [(o["kind"], o["metadata"]["namespace"]) for o in got["delete"]] == [("ResourceClaimTemplate", "training"), ("SriovNetwork", NS)]
+    assert got["delete"][0]["apiVersion"] == "resource.k8s.io/v1"
+    # Another fabric's template stays and keeps the operator; it is read by label, so it is not among the CRDs' objects.
+    assert got["other_fabrics"] == ["pool-b"] and got["kept"] == []
+
+
 def test_teardown_of_an_empty_cluster_deletes_nothing():
     assert fabric_teardown([], "pool-a") == {"delete": [], "policies": [], "other_fabrics": [], "kept": []}
 

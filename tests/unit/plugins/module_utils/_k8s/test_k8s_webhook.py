@@ -475,12 +475,12 @@ def test_refused_upstream_or_on_purpose_is_refused_with_host_field_value_and_fix
     with pytest.raises(common.RenderValidationError) as info:
         _render(mutation)
     errors = info.value.errors
-    match = [e for e in errors if (e["host"], e["field"], e["value"]) == (host, field, value)]
+    match = [e for e in errors if (e.host, e.field, e.value) == (host, field, value)]
     assert match, "no error for %s %s=%r in:\n%s" % (host, field, value, info.value)
     err = match[0]
-    assert err["message"].startswith("%s: %s=%s: " % (host, field, json.dumps(value, sort_keys=True, ensure_ascii=False)))
-    assert problem in err["problem"], err["message"]
-    assert err["message"].endswith(". Fix: " + err["fix"]) and err["fix"].strip()
+    assert str(err).startswith("%s: %s=%s: " % (host, field, json.dumps(value, sort_keys=True, ensure_ascii=False)))
+    assert problem in err.problem, str(err)
+    assert str(err).endswith(". Fix: " + err.fix) and err.fix.strip()
 
 
 def _stricter_section():
@@ -551,7 +551,7 @@ def test_integers_and_versions_take_ascii_digits_only():
     assert common._as_int(errs, "h", "f", "12") == 12
     assert common._as_int(errs, "h", "f", "\u0661\u0662") is None
     # Shown as written (issue 20), not as \u0661\u0662.
-    assert errs.items[0]["message"] == 'h: f="\u0661\u0662": must be an integer. Fix: set f to a whole number'
+    assert str(errs.items[0]) == 'h: f="\u0661\u0662": must be an integer. Fix: set f to a whole number'
     with pytest.raises(common.RenderValidationError):
         op.render_chart_reference(helm_defaults({"network_operator_chart_version": "26.4.\u0661"}))
     with pytest.raises(common.RenderValidationError):
@@ -596,5 +596,5 @@ def test_overlap_check_compares_only_selectors_that_may_meet(monkeypatch):
     with pytest.raises(common.RenderValidationError) as info:
         sriov.render_sriov(list(hv), hv, sriov_defaults({}))
     # Reported on the later-starting range of each pair: rack a's and rack b's 4-7, on each of the 8 PFs.
-    assert sorted((e["host"], e["field"]) for e in info.value.errors) == [("n0000", "sriov_networks_pf_names")] * 8 + [("n0001", "sriov_networks_pf_names")] * 8
-    assert all("policy roce-n0002 (host n0002)" in e["problem"] for e in info.value.errors)
+    assert sorted((e.host, e.field) for e in info.value.errors) == [("n0000", "sriov_networks_pf_names")] * 8 + [("n0001", "sriov_networks_pf_names")] * 8
+    assert all("policy roce-n0002 (host n0002)" in e.problem for e in info.value.errors)

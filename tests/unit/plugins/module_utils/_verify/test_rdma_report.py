@@ -465,6 +465,19 @@ def test_one_template_pods_are_ok_on_distinct_nodes_of_the_rollout_only():
     assert away[0]['line'] == 'rdma-verify-0: scheduled on node9 instead of node1 or Node_2.lab'
 
 
+def test_dra_mode_pods_claim_through_the_rails_templates_instead_of_requesting():
+    pods = rp.pod_manifests(SHARED, dict(SETTINGS, claims=True))
+    spec = pods[0]['spec']
+    assert spec['resourceClaims'] == [{'name': 'roce-rail0', 'resourceClaimTemplateName': 'roce-rail0'},
+                                      {'name': 'roce-rail1', 'resourceClaimTemplateName': 'roce-rail1'}]
+    assert spec['containers'][0]['resources'] == {'claims': [{'name': 'roce-rail0'}, {'name': 'roce-rail1'}]}
+    assert pods[0]['metadata']['annotations'] == {'k8s.v1.cni.cncf.io/networks': 'roce-rail0,roce-rail1'}
+    placed = rp.pod_placement([_live('rdma-verify-0', 'node1'), _live('rdma-verify-1', 'node1')], pods)
+    assert [p['line'] for p in placed] == ['rdma-verify-0: Ready on node1 with the claims roce-rail0, roce-rail1',
+                                           'rdma-verify-1: scheduled on node1, which another test pod already has']
+    assert 'resourceClaims' not in rp.pod_manifests(SHARED, SETTINGS)[0]['spec']
+
+
 def test_a_one_template_pod_name_too_long_blames_the_prefix_not_a_node():
     with pytest.raises(rp.PodError) as err:
         rp.pod_manifests(SHARED, dict(SETTINGS, name_prefix='p' * 62))
