@@ -115,10 +115,10 @@ def test_the_sriov_phase_applies_the_templates_waits_for_the_match_and_prunes_a_
     assert listed, out[-6000:]
     reasons = dict((reason, int(n)) for n, reason in (part.split(" ", 1) for part in listed.group(1).split(", ")))
     assert sum(reasons.values()) == 2 and set(reasons) <= {"UpdateStarted", "PendingReboot"}, listed.group(0)
-    # before the node policies
-    assert flat.index("TASK [gpufabric.roce.sriov_networks : Apply the NicConfigurationTemplates") < flat.index(
-        "TASK [gpufabric.roce.sriov_networks : Apply the SriovNetworkNodePolicies"
-    )
+    # applied before the node policies: the objects of the one apply, in the order it applied them
+    applied = flat.split("Objects of fabric qos-lab (created or changed): ", 1)[1]
+    assert applied.startswith("NicConfigurationTemplate/roce-node1-1021, NicConfigurationTemplate/roce-node2-1021, "
+                              "SriovNetworkNodePolicy/roce-node1"), applied[:400]
 
     assert _task_status(out, "Apply the NicConfigurationTemplates") == "changed"
     # idempotence: check mode then an apply again leave the templates as they are
@@ -144,6 +144,8 @@ def test_the_sriov_phase_applies_the_templates_waits_for_the_match_and_prunes_a_
         f.write("roce_qos_via: host\n")
     rc, out = _site(inv, cluster, tmp_path, "sriov")
     assert rc == 0, out[-8000:]
-    assert "delete NicConfigurationTemplate/roce-node2-1021" in out, out[-6000:]
+    flat = " ".join(out.split())
+    assert "Deleting 1 object(s) of fabric qos-lab no longer in the inventory: NicConfigurationTemplate/roce-node2-1021" in flat, out[-6000:]
+    assert "Pruned (no longer in the inventory): NicConfigurationTemplate/roce-node2-1021" in flat, out[-6000:]
     templates = {t["metadata"]["name"]: t for t in kube.items(TEMPLATES)}
     assert sorted(templates) == ["roce-node1-1021"] and templates["roce-node1-1021"]["metadata"]["resourceVersion"] == version
