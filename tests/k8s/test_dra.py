@@ -136,7 +136,8 @@ def _scheduled_with_claims(kube, namespace, name):
             return None
         allocations = _allocations(kube, pod)
         return (pod, allocations) if allocations else None
-    return wait_for("pod %s/%s bound with every claim allocated" % (namespace, name), check, timeout=120)
+    pod, allocations = tuple(wait_for("pod %s/%s bound with every claim allocated" % (namespace, name), check, timeout=120))
+    return pod, allocations
 
 
 def test_the_rendered_claim_templates_pass_a_server_side_dry_run(dra_cluster):

@@ -20,7 +20,8 @@ IB1 = {"name": "ib1", "pf": "ibp83s0", "link_type": "IB", "subnet_pool": "10.202
 PLAN = [ETH0, IB0, ETH1, IB1]
 
 
-def fleet(n=3, rails=PLAN, **per_host):
+def fleet(n=3, rails=None, **per_host):
+    rails = PLAN if rails is None else rails
     hv = {"gpu%d" % i: {"roce_rails": rails, "roce_node_index": i} for i in range(n)}
     for host, extra in per_host.items():
         hv[host] = dict(hv[host], **extra)

@@ -27,7 +27,8 @@ def crds(request):
         pytest.fail(str(exc))
 
 
-def render(rails=PLAN, n=2, defaults=None, **per_host):
+def render(rails=None, n=2, defaults=None, **per_host):
+    rails = PLAN if rails is None else rails
     hosts = ["gpu%d" % i for i in range(n)]
     hv = {h: {"roce_rails": rails, "roce_node_index": i} for i, h in enumerate(hosts)}
     for host, extra in per_host.items():
