@@ -170,13 +170,17 @@ def test_the_gate_lands_in_the_charts_sriov_operator_config_valid_against_the_26
     assert k8s_crd_schema.validate_object(configs[0], k8s_crd_schema.load_crds(line="26.7")) == []
 
 
+def _submit(kube, namespace, templates, nodes):
+    """The claim templates, and a worker pod claiming through them on each of ``nodes`` (worker-<node>)."""
+    for t in templates:
+        kube.create(_rc("resourceclaimtemplates", namespace=namespace), t)
+    for node in nodes:
+        kube.create(_kube.path("", "v1", "pods", namespace=namespace), _pod("worker-%s" % node, namespace, node, templates))
+
+
 def test_the_scheduler_allocates_one_vf_per_rail_and_the_gpu_on_its_root_and_explains_the_node_without_one(dra_cluster):
     kube, index = dra_cluster["kube"], _device_index(dra_cluster["slices"])
-    templates = dra_cluster["aligned"]["claim_templates"]
-    for t in templates:
-        kube.create(_rc("resourceclaimtemplates", namespace=ALIGNED), t)
-    kube.create(_kube.path("", "v1", "pods", namespace=ALIGNED), _pod("worker-node1", ALIGNED, "node1", templates))
-    kube.create(_kube.path("", "v1", "pods", namespace=ALIGNED), _pod("worker-node2", ALIGNED, "node2", templates))
+    _submit(kube, ALIGNED, dra_cluster["aligned"]["claim_templates"], ("node1", "node2"))
 
     pod, allocations = _scheduled_with_claims(kube, ALIGNED, "worker-node1")
     assert pod["spec"]["nodeName"] == "node1"
@@ -209,10 +213,7 @@ def test_the_scheduler_allocates_one_vf_per_rail_and_the_gpu_on_its_root_and_exp
 
 def test_without_alignment_the_node_without_shared_roots_gets_one_vf_of_every_rail(dra_cluster):
     kube, index = dra_cluster["kube"], _device_index(dra_cluster["slices"])
-    templates = dra_cluster["plain"]["claim_templates"]
-    for t in templates:
-        kube.create(_rc("resourceclaimtemplates", namespace=PLAIN), t)
-    kube.create(_kube.path("", "v1", "pods", namespace=PLAIN), _pod("worker-node2", PLAIN, "node2", templates))
+    _submit(kube, PLAIN, dra_cluster["plain"]["claim_templates"], ("node2",))
     pod, allocations = _scheduled_with_claims(kube, PLAIN, "worker-node2")
     assert pod["spec"]["nodeName"] == "node2"
     for rail in PLAN:
