@@ -19,7 +19,7 @@ picks the pair on each node, so no PCI address is ever written into a claim.
 """
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import plain
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.common import DNS_SUBDOMAIN_RE, MANAGED_BY_LABEL, MANAGED_BY_VALUE
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.common import MANAGED_BY_LABEL, MANAGED_BY_VALUE, is_dns_subdomain
 
 DRIVER = "sriovnetwork.k8snetworkplumbingwg.io"
 # The driver's DeviceClass (the operator's bindata and the driver's chart both name it after the driver).
@@ -56,7 +56,7 @@ def check_settings(errs, cluster, ipam):
                  "unquoted",
                  fix_vars=[{_HOST: {"sriov_networks_dra_align_gpu": b}} for b in (False, True)])
     gpu_class = cluster("sriov_networks_dra_gpu_device_class")
-    if not isinstance(gpu_class, str) or not DNS_SUBDOMAIN_RE.match(gpu_class) or len(gpu_class) > 253:
+    if not is_dns_subdomain(gpu_class):
         errs.add(_HOST, "sriov_networks_dra_gpu_device_class", gpu_class, "not a DeviceClass name",
                  "set it to the DeviceClass of the GPUs' DRA driver, e.g. gpu.nvidia.com (NVIDIA's DRA driver for GPUs)",
                  fix_vars=[{_HOST: {"sriov_networks_dra_gpu_device_class": "gpu.nvidia.com"}}])
