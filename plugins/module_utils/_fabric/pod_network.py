@@ -44,6 +44,9 @@ PF_NAME_FIX = ('set %s to the PF netdev name as `ip link` shows it: at most 15 c
 # Enough to fix a systematic mistake (a wrong group_vars line hits every node) without
 # flooding the terminal with 1,000 identical lines.
 MAX_LISTED = 20
+# Why a node with InfiniBand (a rail, or its one rail) cannot use roce_vf_mode: host, and the fix.
+IB_HOST_VF_MODE = 'host VF mode makes VFs without the GUIDs an InfiniBand VF needs (the sriov-network-operator assigns them)'
+IB_HOST_VF_MODE_FIX = 'set roce_vf_mode to operator on this node'
 
 
 class FabricErrors(GpufabricErrors):
@@ -226,9 +229,8 @@ def node_rail_fabric(hostvars, host, position, qos_cache=None):
     errors = [GpufabricError(host, field, value, problem, fix) for field, value, problem, fix in problems]
     ib_rails = [r['name'] for r in rails if is_ib(r)]
     if ib_rails and _get(hostvars, host, 'roce_vf_mode') == 'host':
-        errors.append(GpufabricError(host, 'roce_vf_mode', 'host', 'is set on a node with InfiniBand rails (%s): host VF mode makes VFs '
-                                     'without the GUIDs an InfiniBand VF needs (the sriov-network-operator assigns them)' % ', '.join(ib_rails),
-                                     'set roce_vf_mode to operator on this node'))
+        errors.append(GpufabricError(host, 'roce_vf_mode', 'host', 'is set on a node with InfiniBand rails (%s): %s'
+                                     % (', '.join(ib_rails), IB_HOST_VF_MODE), IB_HOST_VF_MODE_FIX))
     cluster_qos = _get(hostvars, host, 'roce_qos')
     out = []
     for rail in rails:
@@ -462,8 +464,7 @@ def _ib_node_problems(hostvars, host, f):
             out.append(GpufabricError(host, var, _get(hostvars, host, var), why + reason,
                                       'remove %s from this node\'s variables, or set sriov_networks_link_type to eth (RoCE)' % var))
     if _get(hostvars, host, 'roce_vf_mode') == 'host':
-        out.append(GpufabricError(host, 'roce_vf_mode', 'host', why + 'host VF mode makes VFs without the GUIDs an InfiniBand VF needs '
-                                  '(the sriov-network-operator assigns them)', 'set roce_vf_mode to operator on this node'))
+        out.append(GpufabricError(host, 'roce_vf_mode', 'host', why + IB_HOST_VF_MODE, IB_HOST_VF_MODE_FIX))
     if f['mtu'] > IPOIB_MTU_MAX:
         out.append(GpufabricError(host, 'roce_mtu', f['mtu'], 'is above %d, the largest IPoIB MTU of an InfiniBand VF' % IPOIB_MTU_MAX,
                                   'set roce_mtu to %d or less on this node, or leave it unset (%d)' % (IPOIB_MTU_MAX, IPOIB_MTU_MAX)))
