@@ -42,8 +42,10 @@ def fabric_plan_read(data, run_hosts, source=None, hostvars=None):
         raise AnsibleFilterError(str(exc)) from exc
 
 
-def fabric_plan_node(data, host, routes_apart=False, route_ranges=False):
+def fabric_plan_node(data, host, routes_apart=False, route_ranges=False, nics=False):
     try:
+        if nics:
+            return {'nics': fp.node_nics(data, '%s' % host)}
         return fp.node_slice(data, host, routes_apart=bool(routes_apart), route_ranges=bool(route_ranges))
     except json.JSONDecodeError as exc:
         raise AnsibleFilterError('fabric_plan_node: the plan given as text is not JSON (%s); give the plan itself or the '

@@ -11,13 +11,14 @@ converted them) and returns problems as (field, value, problem, fix). A rule tha
 options names them in READS: the action resolves them as the role would see them and hands them over in ``reads``.
 WARNINGS are rules of the same form whose values are legal but surprising: said once, before the change."""
 
+import contextlib
 import os
 import posixpath
 import re
 
 from ansible import constants as C
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import NOT_SHOWN, GpufabricError, ifname_problem, secret_field
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import NOT_SHOWN, GpufabricError, ifname_problem, secret_field, shown_value
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.common import DNS_LABEL_RE, RenderValidationError, is_dns_subdomain
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.operator import (
     HELM_DEFAULT_KEYS,
@@ -189,6 +190,9 @@ def _host_network(params, host, inventory, sources=None, reads=None):
                              'is not a host of the inventory: the drain before a VF reset runs its Kubernetes tasks there',
                              'set host_network_drain_delegate_to to an inventory host with access to the cluster (check the '
                              'spelling), e.g. localhost, or leave it unset for the first host of k8s_controller (else localhost)'))
+    plan_problems = _plan_value_problems(params, (reads or {}).get('plan_values') or {})
+    if plan_problems:
+        return problems + plan_problems
     vfs = params.get('host_network_vfs') or []
     num_vfs = params.get('host_network_num_vfs')
     pf = params.get('host_network_sriov_pf')
@@ -439,7 +443,7 @@ def _preflight(params, host, inventory, sources=None, reads=None):
                  'of roce_pf (an empty roce_rails in host_vars replaces the group\'s rails, it does not add to them)',
                  "remove roce_rails: [] from this node's host_vars to give it the rails of group_vars/roce_nodes, or list its "
                  "rails; a one-rail node leaves roce_rails unset and sets roce_pf, roce_pod_subnet and roce_pod_gateway")]
-    return []
+    return _plan_value_problems(params, (reads or {}).get('plan_values') or {})
 
 
 def _rails_tos_warning(params, host, inventory, sources=None, reads=None):
@@ -492,7 +496,11 @@ def _as_list(value):
 
 
 def _preflight_reads(lookup):
-    return {'roce_rails': []} if lookup('roce_rails') == [] else {}
+    rails = lookup('roce_rails')
+    if rails == []:
+        return {'roce_rails': []}
+    # A one-rail node with a pod network is checked against its plan.
+    return {} if rails else _one_rail_plan_reads(lookup, ('preflight_pf', 'preflight_sriov_pf', 'preflight_num_vfs', 'preflight_min_mtu'))
 
 
 def _network_operator_reads(lookup):
@@ -506,12 +514,58 @@ def _host_network_reads(lookup):
     # roce_qos and roce_rails are mostly group_vars' own objects, which the memo key takes by identity; of a node's
     # roce_rail_overrides only the QoS (a node's own pf does not make its key differ from the others').
     rails, cluster = _as_list(lookup('roce_rails')), lookup('roce_qos')
-    if cluster is None or not rails or len(rails) < 2:
+    if not rails:
+        # A one-rail node with a pod network: its VFs are its plan's.
+        return _one_rail_plan_reads(lookup, ('host_network_sriov_pf', 'host_network_num_vfs', 'host_network_vfs'))
+    if cluster is None or len(rails) < 2:
         return {}
     overrides = lookup('roce_rail_overrides')
     own = {name: o['qos'] for name, o in overrides.items() if isinstance(o, dict) and o.get('qos') is not None} \
         if isinstance(overrides, dict) else {}
     return {'roce_qos': cluster, 'roce_rails': rails, 'rail_overrides_qos': own or None}
+
+
+# What a one-rail node's fabric plan reads for the roles' options that default to it: {option: the variable(s)}.
+_PLAN_VARS = {'host_network_sriov_pf': 'roce_sriov_pf (else roce_pf)', 'host_network_num_vfs': 'roce_num_vfs',
+              'host_network_vfs': 'roce_vfs', 'preflight_pf': 'roce_pf', 'preflight_sriov_pf': 'roce_sriov_pf (else roce_pf)',
+              'preflight_num_vfs': 'roce_num_vfs', 'preflight_min_mtu': 'roce_mtu'}
+_PLAN_INTS = {'host_network_num_vfs': 'roce_num_vfs', 'preflight_num_vfs': 'roce_num_vfs', 'preflight_min_mtu': 'roce_mtu'}
+
+
+def _one_rail_plan_reads(lookup, options):
+    """What a one-rail node's fabric plan reads for ``options``, or {} for a node without a pod network (no plan). Whether
+    it has one, not its subnet: the memo key stays the same for the nodes of one group_vars."""
+    if lookup('roce_pod_subnet') is None:
+        return {}
+    values = {'roce_pf': lookup('roce_pf'), 'roce_sriov_pf': lookup('roce_sriov_pf') or lookup('roce_pf'),
+              'roce_num_vfs': lookup('roce_num_vfs'), 'roce_vfs': lookup('roce_vfs') or [], 'roce_mtu': lookup('roce_mtu')}
+    return {'plan_values': {o: values[_PLAN_VARS[o].split(' ')[0]] for o in options}}
+
+
+def _plan_value_problems(params, planned_values):
+    """The roles' options set apart from what the node's fabric plan reads (a one-rail node with a pod network is
+    configured and checked from its plan, as a rail is): refused, not ignored."""
+    problems = []
+    for key, value in planned_values.items():
+        var, mine, same, planned = _PLAN_VARS[key], params.get(key), True, value
+        if key in _PLAN_INTS and planned is None:
+            planned = ROCE_DEFAULTS[_PLAN_INTS[key]]
+        if key in _PLAN_INTS:
+            with contextlib.suppress(TypeError, ValueError):  # a value of the wrong type: the spec's message names it
+                same = int(mine) == int(planned)
+        elif key == 'host_network_vfs':
+            same = [_set_keys(v) for v in mine or []] == [_set_keys(v) for v in planned or []]
+        else:
+            same = mine in (None, '', planned)
+        if not same:
+            problems.append((key, mine, 'differs from %s (%s), which the node\'s fabric plan reads' % (var, shown_value(planned)),
+                             'set %s instead (the plan\'s variable; %s applies only to a node without a pod network), or remove %s'
+                             % (var.split(' ')[0], key, key)))
+    return problems
+
+
+def _set_keys(vf):
+    return {k: v for k, v in vf.items() if v is not None} if isinstance(vf, dict) else vf
 
 
 CHECKS = {

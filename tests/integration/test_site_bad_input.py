@@ -305,7 +305,7 @@ def test_a_plan_file_that_is_not_a_valid_plan_is_refused_before_phase_1(inv, tmp
     if damage == "cut-short":
         plan_file.write_text(plan_file.read_text()[:200])
     else:
-        _edit(plan_file, lambda p: p["fabric"]["nodes"]["node2"].update(vlan_id=4095))
+        _edit(plan_file, lambda p: p["fabric"]["nodes"]["node2"]["rails"][0].update(vlan_id=4095))
     assert_refused_before_phase_1(inv, [m.format(plan=plan_file) for m in messages] + [
         "-e roce_plan_out=<file> -e roce_inventory_complete=true",
     ], "--tags", "host_network", "-e", "roce_plan=%s" % plan_file)

@@ -24,6 +24,17 @@ import ansible_runner
 import yaml
 from _runner import REPO, SITE, collection_env, venv_path
 
+
+def _plan_of(hostvars):
+    """The fabric plan of ``hostvars`` as JSON text, as the collection writes it (the collection is importable through
+    tests/unit/conftest.py's sys.path, which the integration tests load as needed)."""
+    import importlib.util  # noqa: PLC0415
+    spec = importlib.util.spec_from_file_location("unit_conftest", os.path.join(REPO, "tests", "unit", "conftest.py"))
+    spec.loader.exec_module(importlib.util.module_from_spec(spec))
+    from ansible_collections.gpufabric.roce.plugins.module_utils._fabric import plan as fp  # noqa: PLC0415
+    from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import fabric_table  # noqa: PLC0415
+    return fp.dumps(fp.build_plan(fabric_table(hostvars), False))
+
 HOST_ROLES = ("preflight", "host_network", "rdma_verify")
 RESULT_EVENTS = ("runner_on_ok", "runner_on_failed", "runner_on_skipped", "runner_on_unreachable")
 
@@ -248,10 +259,11 @@ def test_free_strategy_and_each_node_reads_its_slice(tmp_path):
 
 
 def test_a_node_whose_play_did_not_plan_reads_the_group_plan_for_itself(tmp_path):
-    # The role on its own (no site.yml to hand it the plan), and the play's first host has no gateway, so it skips the
-    # run-once planning task: each other node reads the group's plan for itself, through the vars lookup that keeps the
-    # group plan from being rendered when a plan was given (tests/unit/test_host_network_plan_var.py).
-    pdd = make_job(tmp_path, 3, host_vars={"gpu-0001": {"host_network_vlan_gateway": False}})
+    # The role on its own (no site.yml to hand it the plan), and the play's first host was given a plan of its own, so it
+    # skips the run-once planning task: each other node reads the group's plan for itself, through the vars lookup that
+    # keeps the group plan from being rendered when a plan was given (tests/unit/test_host_network_plan_var.py).
+    own = {"gpu-0001": {"roce_pf": "enp157s0np0", "roce_pod_subnet": "10.255.0.0/30", "roce_pod_gateway": "10.255.0.2"}}
+    pdd = make_job(tmp_path, 3, host_vars={"gpu-0001": {"host_network_fabric": _plan_of(own)}})
     (pdd / "project").mkdir()
     (pdd / "project" / "plan.yml").write_text(yaml.safe_dump([{
         "name": "The role's plan tasks alone", "hosts": "roce_nodes", "gather_facts": False,
@@ -262,5 +274,6 @@ def test_a_node_whose_play_did_not_plan_reads_the_group_plan_for_itself(tmp_path
     assert ("runner_on_skipped", "gpu-0001", "Validate every node's pod network once (one pass over the group)") in results(result, ["gpu-0001"])
     rails = {e["event_data"]["host"]: e["event_data"]["res"]["ansible_facts"]["__host_network_rails"]
              for e in result.events if e.get("event") == "runner_on_ok" and e["event_data"].get("task") == "This node's rails"}
-    assert set(rails) == {"gpu-0002", "gpu-0003"}
-    assert rails["gpu-0002"][0]["addresses"] == ["10.255.0.6/30"] and rails["gpu-0003"][0]["addresses"] == ["10.255.0.10/30"]
+    # gpu-0001 reads its own plan; the others, the group's.
+    assert set(rails) == {"gpu-0001", "gpu-0002", "gpu-0003"}
+    assert [rails[h][0]["addresses"] for h in sorted(rails)] == [["10.255.0.2/30"], ["10.255.0.6/30"], ["10.255.0.10/30"]]

@@ -54,8 +54,9 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.rails impor
 from ansible_collections.gpufabric.roce.plugins.module_utils._common.route_ranges import compress, without
 
 PLAN_KIND = 'gpufabric.roce/fabric-plan'
-# 2: the fingerprint covers the whole plan (1 covered the table only, not complete or order).
-PLAN_VERSION = 2
+# 3: every node is a list of rails, a one-rail node's one rail named '' with its VF settings (2: a one-rail node was a
+# flat entry without them; 1: the fingerprint covered the table only).
+PLAN_VERSION = 3
 # A plan's keys. The text also carries INDEX and a plan read back READ_FROM, both derived, never trusted nor covered.
 PLAN_KEYS = ('kind', 'version', 'complete', 'nodes', 'order', 'fingerprint', 'fabric')
 PLAN_COMMAND = ('ansible-playbook -i <the whole inventory> playbooks/site.yml --tags never -e roce_plan_out=<file> '
@@ -185,7 +186,7 @@ def _check_head(data, source):
         known = isinstance(version, int) and not isinstance(version, bool)
         if known and version < PLAN_VERSION:
             raise _refusal(source, 'was written by an older version of this collection (plan version %d; this one reads version %d, '
-                           'whose fingerprint covers the whole plan)' % (version, PLAN_VERSION),
+                           'where every node is a list of rails)' % (version, PLAN_VERSION),
                            fix='write it again with roce_plan_out: ' + PLAN_COMMAND)
         if known:
             raise _refusal(source, 'was written by a newer version of this collection (plan version %d; this one reads version %d)'
@@ -255,19 +256,21 @@ def _as_variables(table, order, source):
             errors.append(_refusal(source, 'is invalid: the node\'s entry is not a mapping', host=node))
             continue
         via = {'roce_qos_via': entry['qos_via']} if 'qos_via' in entry else {}
-        if 'rails' not in entry:
-            hv = {'roce_pf': entry.get('pf'), 'roce_vlan_id': entry.get('vlan_id'), 'roce_mtu': entry.get('mtu'),
-                  'roce_pod_subnet': entry.get('subnet'), 'roce_pod_gateway': entry.get('gateway')}
-            if 'link_type' in entry:
-                hv['sriov_networks_link_type'] = entry['link_type']
-            qos = profile(node, 'qos', entry)
+        rails = entry.get('rails')
+        if not isinstance(rails, list) or not rails or not all(isinstance(r, dict) for r in rails):
+            errors.append(_refusal(source, 'is invalid: the node\'s rails is not a list of rail entries', host=node))
+            continue
+        if len(rails) == 1 and rails[0].get('rail') == '':
+            r = rails[0]  # a one-rail node: its one rail is the one-rail variables
+            hv = {'roce_pf': r.get('pf'), 'roce_vlan_id': r.get('vlan_id'), 'roce_mtu': r.get('mtu'),
+                  'roce_pod_subnet': r.get('subnet'), 'roce_pod_gateway': r.get('gateway'), 'roce_num_vfs': r.get('num_vfs'),
+                  'roce_sriov_pf': r.get('sriov_pf'), 'roce_vfs': r.get('vfs')}
+            if 'link_type' in r:
+                hv['sriov_networks_link_type'] = r['link_type']
+            qos = profile(node, 'qos', r)
             if qos is not None:
                 hv['roce_qos'] = qos
             out[node] = dict(hv, **via)
-            continue
-        rails = entry['rails']
-        if not isinstance(rails, list) or not rails or not all(isinstance(r, dict) for r in rails):
-            errors.append(_refusal(source, 'is invalid: the node\'s rails is not a list of rail entries', host=node))
             continue
         roce_rails = []
         for r in rails:
@@ -284,7 +287,7 @@ def _as_variables(table, order, source):
 
 def _entry_difference(have, want):
     """Where a node's entry in the plan (``have``) differs from the one the rules make of its values (``want``)."""
-    if 'rails' in have and have.get('qos_via') != want.get('qos_via'):
+    if have.get('qos_via') != want.get('qos_via'):
         return 'has qos_via=%s where the rules make %s of it' % (shown_value(have.get('qos_via')), shown_value(want.get('qos_via')))
     have_rails, want_rails = list(rail_entries(have)), list(rail_entries(want))
     for h, w in zip(have_rails, want_rails):
@@ -405,6 +408,21 @@ def phase_slice(data, phase):
     return {'qos_via_operator': qos_via_operator(table)}
 
 
+_NIC_KEYS = ('rail', 'pf', 'sriov_pf', 'num_vfs', 'mtu')
+
+
+def node_nics(data, host):
+    """What preflight reads of ``host``: each rail's NIC (InfiniBand ones too) as the checks need it - rail, pf,
+    sriov_pf, num_vfs, mtu and link_type (eth or ib). ``data``: as for ``node_slice``."""
+    if isinstance(data, str):
+        data = _parsed(data)
+    table = data['fabric'] if is_plan(data) else data
+    if host not in table['nodes']:
+        raise GpufabricError(host, 'host', host, 'is not in the fabric plan (%d nodes)' % len(table['nodes']),
+                             'add the host to group roce_nodes, or plan again from an inventory that has it')
+    return [dict({k: r[k] for k in _NIC_KEYS}, link_type=r.get('link_type', 'eth')) for r in rail_entries(table['nodes'][host])]
+
+
 def node_slice(data, host, routes_apart=False, route_ranges=False):
     """What ``host``'s host phases read: its gateways (one per rail, with their routes and VF settings) and
     whether its gateways may remove routes they do not list. A bare ``fabric_table`` (the role's input before
@@ -515,7 +533,7 @@ def drift(planned, current, source, why='which the host phases configured the no
         have = current['nodes'].get(node)
         if same_profiles and have == want:
             continue
-        if 'rails' in want and have and want.get('qos_via') != have.get('qos_via'):
+        if have and want.get('qos_via') != have.get('qos_via'):
             errors.append(GpufabricError(node, 'roce_qos_via', have.get('qos_via') or 'host', 'differs from the plan read from %s (%s), %s'
                                          % (source, json.dumps(want.get('qos_via') or 'host'), why), fix))
         want_rails, have_rails = list(rail_entries(want)), list(rail_entries(have)) if have else []

@@ -29,6 +29,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._common.qos import 
 from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.rails import (
     IPOIB_MTU_MAX,
     ROCE_DEFAULTS,
+    check_vfs,
     is_ib,
     link_type_problems,
     node_rails,
@@ -80,7 +81,8 @@ SUBNET_FIX = ('set roce_pod_subnet to %s, disjoint from the other nodes\', and r
 
 
 def node_fabric(hostvars, host, subnet_fix=SUBNET_FIX, ib=False):
-    """Validated pod network of one node: pf, vlan_id, mtu, subnet, gateway. ``subnet_fix``: how to fix a
+    """Validated pod network of one node: pf, vlan_id, mtu, subnet, gateway, and sriov_pf (the PF whose VFs are made:
+    roce_sriov_pf, else pf). ``subnet_fix``: how to fix a
     subnet outside the address rules, in the words of the variable the user wrote (a rail's own). ``ib``: an InfiniBand
     rail, which has neither VLAN nor gateway (pf, mtu, subnet only)."""
     pf = _get(hostvars, host, 'roce_pf')
@@ -123,7 +125,7 @@ def node_fabric(hostvars, host, subnet_fix=SUBNET_FIX, ib=False):
     if problem:
         raise GpufabricError(host, 'roce_pod_subnet', raw_subnet, problem, subnet_fix)
     if ib:
-        return {'pf': '%s' % pf, 'mtu': mtu, 'subnet': subnet, 'link_type': 'ib'}
+        return {'pf': '%s' % pf, 'mtu': mtu, 'subnet': subnet, 'link_type': 'ib', 'sriov_pf': sriov_pf or '%s' % pf}
     raw_gw = _get(hostvars, host, 'roce_pod_gateway')
     if raw_gw is None:
         raise GpufabricError(host, 'roce_pod_gateway', None, 'is not set',
@@ -139,7 +141,7 @@ def node_fabric(hostvars, host, subnet_fix=SUBNET_FIX, ib=False):
     if subnet.version == 4 and subnet.prefixlen < 31 and gateway in (subnet.network_address, subnet.broadcast_address):
         raise GpufabricError(host, 'roce_pod_gateway', raw_gw, 'is the network or broadcast address of %s' % subnet,
                              'use a host address of %s, e.g. %s' % (subnet, _last_host(subnet)))
-    return {'pf': '%s' % pf, 'vlan_id': vlan_id, 'mtu': mtu, 'subnet': subnet, 'gateway': gateway}
+    return {'pf': '%s' % pf, 'vlan_id': vlan_id, 'mtu': mtu, 'subnet': subnet, 'gateway': gateway, 'sriov_pf': sriov_pf or '%s' % pf}
 
 
 def _last_host(subnet):
@@ -242,20 +244,14 @@ def node_rail_fabric(hostvars, host, position, qos_cache=None):
         except GpufabricError as exc:
             errors.append(GpufabricError(host, rail_field(rail['name'], exc.field), exc.value, exc.problem, exc.fix))
             continue
-        num_vfs = rail.get('num_vfs')
-        if isinstance(num_vfs, bool) or not (isinstance(num_vfs, int) or (isinstance(num_vfs, str) and num_vfs.isascii() and num_vfs.isdigit())) \
-                or int(num_vfs) < 0:
-            # sriov_vf creates this many VFs in host mode: refused here, not first on the node.
-            errors.append(GpufabricError(host, rail_field(rail['name'], 'roce_num_vfs'), num_vfs, 'is not a VF count (a whole number, 0 or more)',
-                                         'set num_vfs of rail %s (roce_rails, or roce_rail_overrides.%s.num_vfs for this node) or roce_num_vfs '
-                                         'to the number of VFs, e.g. 8' % (rail['name'], rail['name'])))
+        problem = _num_vfs_problem(host, rail_field(rail['name'], 'roce_num_vfs'), rail.get('num_vfs'),
+                                   'set num_vfs of rail %s (roce_rails, or roce_rail_overrides.%s.num_vfs for this node) or roce_num_vfs '
+                                   'to the number of VFs, e.g. 8' % (rail['name'], rail['name']))
+        if problem:
+            errors.append(problem)
             continue
         f['rail'] = rail['name']
-        f['num_vfs'] = num_vfs
-        # The PF whose VFs sriov_vf makes in host mode, when it is not the gateway's (the lab's netdevsim).
-        f['sriov_pf'] = rail.get('sriov_pf') or f['pf']
-        if rail.get('vfs'):
-            f['vfs'] = rail['vfs']  # only when set: the table of 1,000 nodes x 8 rails stays small
+        _with_vfs(f, rail.get('num_vfs'), rail.get('sriov_pf'), rail.get('vfs'))
         if is_ib(rail):
             out.append(f)  # roce_qos is the Ethernet rails' (DCB); an InfiniBand rail's own qos is refused by node_rails
             continue
@@ -265,6 +261,37 @@ def node_rail_fabric(hostvars, host, position, qos_cache=None):
             f['qos'] = qos
         out.append(f)
     return out, errors
+
+
+def _num_vfs_problem(host, field, num_vfs, fix):
+    """sriov_vf creates this many VFs in host mode: refused here, not first on the node."""
+    if isinstance(num_vfs, bool) or not (isinstance(num_vfs, int) or (isinstance(num_vfs, str) and num_vfs.isascii() and num_vfs.isdigit())) \
+            or int(num_vfs) < 0:
+        return GpufabricError(host, field, num_vfs, 'is not a VF count (a whole number, 0 or more)', fix)
+    return None
+
+
+def _with_vfs(f, num_vfs, sriov_pf, vfs):
+    """A rail's VF settings, a one-rail node's as a rail's: the VF count, the PF whose VFs sriov_vf makes in host mode
+    (the gateway's unless set: the lab's netdevsim differs) and the per-VF settings, only when set (the table of
+    1,000 nodes x 8 rails stays small)."""
+    f['num_vfs'] = num_vfs
+    f['sriov_pf'] = sriov_pf or f['pf']
+    if vfs:
+        f['vfs'] = vfs
+    return f
+
+
+def _one_rail_vfs(hostvars, host, f):
+    """The VF settings of a one-rail node (roce_num_vfs, roce_sriov_pf, roce_vfs) into its entry ``f``, as node_rails
+    gives a rail's; the problems found."""
+    num_vfs = _get(hostvars, host, 'roce_num_vfs', ROCE_DEFAULTS['roce_num_vfs'])
+    problem = _num_vfs_problem(host, 'roce_num_vfs', num_vfs, 'set roce_num_vfs to the number of VFs, e.g. 8')
+    if problem:
+        return [problem]
+    vfs, problems = check_vfs(_get(hostvars, host, 'roce_vfs'), num_vfs, f['sriov_pf'], 'roce_', 'in roce_vfs')
+    _with_vfs(f, num_vfs, f['sriov_pf'], vfs)
+    return [GpufabricError(host, *p) for p in problems]
 
 
 def _rail_overlaps(entries):
@@ -303,21 +330,16 @@ def _rail_vlan_errors(entries):
     return errors
 
 
-def _multirail_table(hostvars, nodes, fabric, rails):
-    """fabric_table for an inventory where some node has roce_rails: every rule per rail."""
-    entries = [(n, None, fabric[n]) for n in nodes if n in fabric]
-    entries += [(n, f['rail'], f) for n in nodes for f in rails.get(n, [])]
-    one_rail = [n for n in nodes if n in fabric]
+def _multirail_table(nodes, rails):
+    """fabric_table for an inventory whose nodes have roce_rails (every node: a mix is refused before): every rule per
+    rail."""
+    entries = [(n, f['rail'], f) for n in nodes for f in rails.get(n, [])]
     # A rail whose link type differs between nodes is named for that, not for a VLAN the InfiniBand nodes lack.
     link_types = {n: [{'name': f['rail'], 'link_type': f.get('link_type')} for f in rs] for n, rs in rails.items()}
     mixed = [GpufabricError(*p) for p in link_type_problems(link_types, nodes)]
-    _raise(_rail_overlaps(entries) + (_vlan_errors(one_rail, fabric) if one_rail else []) + (mixed or _rail_vlan_errors(entries)))
+    _raise(_rail_overlaps(entries) + (mixed or _rail_vlan_errors(entries)))
     profiles = _QosProfiles()
-    out = {n: profiles.plain(f) for n, f in fabric.items()}
-    for n, rs in rails.items():
-        out[n] = {'rails': [dict(profiles.plain(f), rail=f['rail'], num_vfs=f['num_vfs'], sriov_pf=f['sriov_pf'],
-                                 **({'vfs': f['vfs']} if f.get('vfs') else {})) for f in rs]}
-    table = {'kind': FABRIC_KIND, 'vlan_id': fabric[one_rail[0]]['vlan_id'] if one_rail else None, 'nodes': {n: out[n] for n in nodes}}
+    table = {'kind': FABRIC_KIND, 'vlan_id': None, 'nodes': {n: {'rails': [profiles.rail(f, f['rail']) for f in rails[n]]} for n in nodes}}
     return profiles.into(table)
 
 
@@ -342,6 +364,13 @@ class _QosProfiles:
                 self._index[key] = len(self.profiles)
                 self.profiles.append(f['qos'])
             out['qos'] = self._index[key]
+        return out
+
+    def rail(self, f, name):
+        """A rail's entry in the table (a one-rail node's one rail is named '')."""
+        out = dict(self.plain(f), rail=name, num_vfs=f['num_vfs'], sriov_pf=f['sriov_pf'])
+        if f.get('vfs'):
+            out['vfs'] = f['vfs']
         return out
 
     def into(self, table):
@@ -413,6 +442,7 @@ def fabric_table(hostvars, nodes=None, positions=None):
         except GpufabricError as exc:
             errors.append(exc)
             continue
+        errors.extend(_one_rail_vfs(hostvars, n, fabric[n]))
         if ib:
             errors.extend(_ib_node_problems(hostvars, n, fabric[n]))
             continue
@@ -425,7 +455,7 @@ def fabric_table(hostvars, nodes=None, positions=None):
     _raise(_mixed_rail_errors(nodes, rails, fabric) + grouped(_mixed_family(errors, nodes, fabric, rails)))
     if rails:
         _raise([GpufabricError(*p) for p in rail_names_problems([(n, [f['rail'] for f in rails[n]]) for n in nodes])])
-        return _with_qos_via(_multirail_table(hostvars, nodes, fabric, rails), via)
+        return _with_qos_via(_multirail_table(nodes, rails), via)
     eth = [n for n in nodes if 'vlan_id' in fabric[n]]
     # One rail is one plane: a node whose link type differs from the others' is named for that, not for its VLAN.
     mixed = _one_rail_link_type_errors(nodes, fabric)
@@ -434,7 +464,7 @@ def fabric_table(hostvars, nodes=None, positions=None):
     table = {
         'kind': FABRIC_KIND,
         'vlan_id': fabric[nodes[0]].get('vlan_id') if nodes else None,
-        'nodes': {n: profiles.plain(f) for n, f in fabric.items()},
+        'nodes': {n: {'rails': [profiles.rail(f, '')]} for n, f in fabric.items()},
     }
     return _with_qos_via(profiles.into(table), via)
 
@@ -511,40 +541,53 @@ def route_to(entry):
 
 
 def rail_entries(node):
-    """A node's table entries, one per rail; a one-rail node is one rail named ''."""
-    return node['rails'] if 'rails' in node else (dict(node, rail=''),)
+    """A node's table entries, one per rail (a one-rail node's one rail is named '')."""
+    return node['rails']
 
 
 def gateway_entries(node):
     """A node's table entries that have a VLAN gateway: every rail but the InfiniBand ones."""
-    return [r for r in rail_entries(node) if r.get('link_type') != 'ib']
+    return [r for r in node['rails'] if not is_ib(r)]
+
+
+def _gateway(table, r):
+    """The vlan_gateway arguments of one rail entry, without routes."""
+    out = {
+        'pf': r['pf'],
+        'vlan_id': r['vlan_id'],
+        'name': '%s.%d' % (r['pf'], r['vlan_id']),
+        'mtu': r['mtu'],
+        'addresses': ['%s/%s' % (r['gateway'], r['subnet'].rsplit('/', 1)[1])],
+    }
+    out.update(_qos_of(table, r))
+    return out
+
+
+def _routes(nodes, host, rail):
+    """The onlink routes of ``host``'s gateway on ``rail``: to every other node's subnet on that rail only (never across
+    rails)."""
+    return [route_to(other) for n, f in nodes.items() if n != host for other in f['rails'] if other['rail'] == rail and not is_ib(other)]
 
 
 def gateway_args(table, host, with_routes=True):
-    """vlan_gateway arguments of ``host`` from a validated ``fabric_table``: its gateway address on
+    """vlan_gateway arguments of a one-rail ``host`` from a validated ``fabric_table``: its gateway address on
     ``<pf>.<vlan>`` and an onlink route to every other node's pod subnet via that node's gateway
     (``with_routes=False``: without ``routes``, for a caller that takes them from ``_fabric.plan.route_index``)."""
     nodes = table['nodes']
     if host not in nodes:
         raise _not_a_node(host, nodes)
-    me = nodes[host]
-    if me.get('link_type') == 'ib':
+    rails = nodes[host]['rails']
+    if rails[0]['rail']:
+        raise GpufabricError(host, 'roce_rails', [r['rail'] for r in rails], 'the node has several rails, so several gateways',
+                             'use the gpufabric.roce.vlan_gateway_plans filter (a list, one gateway per rail)')
+    if is_ib(rails[0]):
         raise GpufabricError(host, 'sriov_networks_link_type', 'ib', 'an InfiniBand node has no VLAN gateway',
                              'use the gpufabric.roce.vlan_gateway_plans filter (a list: empty for an InfiniBand node)')
-    if 'rails' in me:
-        raise GpufabricError(host, 'roce_rails', [r['rail'] for r in me['rails']], 'the node has several rails, so several gateways',
-                             'use the gpufabric.roce.vlan_gateway_plans filter (a list, one gateway per rail)')
-    out = {
-        'pf': me['pf'],
-        'vlan_id': me['vlan_id'],
-        'name': '%s.%d' % (me['pf'], me['vlan_id']),
-        'mtu': me['mtu'],
-        'addresses': ['%s/%s' % (me['gateway'], me['subnet'].rsplit('/', 1)[1])],
-    }
+    out = _gateway(table, rails[0])
     if with_routes:
-        out['routes'] = [route_to(f) for n, f in nodes.items() if n != host and f.get('link_type') != 'ib']
-    out.update(_qos_of(table, me))
-    return out
+        out['routes'] = _routes(nodes, host, '')
+    qos = out.pop('qos', None)
+    return dict(out, **({'qos': qos} if qos is not None else {}))
 
 
 def _qos_of(table, entry):
@@ -555,32 +598,20 @@ def _qos_of(table, entry):
 
 
 def gateway_args_list(table, host, with_routes=True):
-    """The vlan_gateway arguments of every rail of ``host``: one gateway per rail, each with routes to
-    the other nodes' subnets on that rail only (never across rails). A one-rail node: a list of one.
+    """The vlan_gateway arguments of every rail of ``host`` that has a gateway (an InfiniBand rail has none), with the
+    rail's name and VF settings: one gateway per rail, each with routes to the other nodes' subnets on that rail only.
     ``with_routes=False``: without ``routes`` (see ``gateway_args``)."""
     nodes = table['nodes']
-    me = nodes.get(host)
-    if me is not None and me.get('link_type') == 'ib':
-        return []  # a one-rail InfiniBand node: no gateway
-    if me is None or 'rails' not in me:
-        return [gateway_args(table, host, with_routes)]
+    if host not in nodes:
+        raise _not_a_node(host, nodes)
     out = []
-    for r in gateway_entries(me):
-        gw = {
-            'rail': r['rail'],
-            'pf': r['pf'],
-            'vlan_id': r['vlan_id'],
-            'name': '%s.%d' % (r['pf'], r['vlan_id']),
-            'mtu': r['mtu'],
-            'num_vfs': r['num_vfs'],
-            'sriov_pf': r['sriov_pf'],
-            'vfs': r.get('vfs') or [],
-            'addresses': ['%s/%s' % (r['gateway'], r['subnet'].rsplit('/', 1)[1])],
-        }
+    for r in gateway_entries(nodes[host]):
+        gw = dict(_gateway(table, r), rail=r['rail'], num_vfs=r['num_vfs'], sriov_pf=r['sriov_pf'], vfs=r.get('vfs') or [])
         if with_routes:
-            gw['routes'] = [route_to(other) for n, f in nodes.items() if n != host
-                            for other in f.get('rails', ()) if other['rail'] == r['rail']]
-        gw.update(_qos_of(table, r))
+            gw['routes'] = _routes(nodes, host, r['rail'])
+        qos = gw.pop('qos', None)
+        if qos is not None:
+            gw['qos'] = qos
         out.append(gw)
     return out
 

@@ -332,7 +332,8 @@ def node_rails(hv, position, defaults=None):
                 merged['gateway'] = '%s' % last_host(ipaddress.ip_network('%s' % merged['subnet'], strict=False))
         merged.pop('subnet_prefix', None)
         if merged.get('vfs') is not None:
-            merged['vfs'], vf_problems = _rail_vfs(merged, field)
+            merged['vfs'], vf_problems = check_vfs(merged['vfs'], merged.get('num_vfs'), merged.get('sriov_pf') or merged['pf'], field + '.',
+                                                   'in roce_rails or roce_rail_overrides.%s.vfs' % rail['name'])
             problems.extend(vf_problems)
         if merged.get('routes') is None:
             # A pod has one net<N> per rail: a default route on each would fight, so each rail's pods
@@ -345,23 +346,24 @@ def node_rails(hv, position, defaults=None):
 _VFS_SPEC = ArgumentSpecValidator({'vfs': {'type': 'list', 'elements': 'dict', 'options': VF_OPTIONS}})
 
 
-def _rail_vfs(rail, field):
-    """The rail's per-VF settings (sriov_vf's vfs option) converted as the module will, and checked against
-    the rail's VF count as sriov_vf checks them on the node: ``(vfs, problems)``."""
-    fix_where = 'in roce_rails or roce_rail_overrides.%s.vfs' % rail['name']
-    result = _VFS_SPEC.validate({'vfs': rail['vfs']})
+def check_vfs(vfs, num_vfs, pf, prefix, fix_where):
+    """Per-VF settings (sriov_vf's vfs option) converted as the module will, and checked against the VF count of ``pf``
+    as sriov_vf checks them on the node: ``(vfs, problems)``. ``prefix``: what the fields are named under
+    (``roce_rails[r0].`` for a rail, ``roce_`` for a one-rail node's roce_vfs); ``fix_where``: where they are set."""
+    if not vfs:
+        return [], []
+    result = _VFS_SPEC.validate({'vfs': vfs})
     if result.error_messages:
-        return [], [(field + '.vfs', rail['vfs'], '; '.join(result.error_messages),
+        return [], [(prefix + 'vfs', vfs, '; '.join(result.error_messages),
                      'give each entry an integer id and only the sriov_vf vfs keys (%s), %s'
                      % (', '.join(VF_OPTIONS), fix_where))]
     vfs = [{k: v for k, v in vf.items() if v is not None} for vf in result.validated_parameters['vfs']]
-    num_vfs = rail.get('num_vfs')
     try:
-        validate_planned('', rail.get('sriov_pf') or rail['pf'], num_vfs=int(num_vfs) if num_vfs is not None else 0, vfs=vfs)
+        validate_planned('', pf, num_vfs=int(num_vfs) if num_vfs is not None else 0, vfs=vfs)
     except (TypeError, ValueError):
         return vfs, []  # num_vfs of the wrong type: the renderers' check names it
     except GpufabricError as exc:
-        return vfs, [(field + '.' + exc.field, exc.value, exc.problem, '%s (%s)' % (exc.fix, fix_where))]
+        return vfs, [(prefix + exc.field, exc.value, exc.problem, '%s (%s)' % (exc.fix, fix_where))]
     return vfs, []
 
 

@@ -197,7 +197,7 @@ def _entries(errs, table, hostvars, hosts, cfg):
                      "roce_qos) or host (the host_network phase does)")
         if via != "operator":
             continue
-        for r in node.get("rails", [node]):
+        for r in node["rails"]:
             if r.get("qos") is None:
                 continue
             rail, qos = r.get("rail"), table["qos_profiles"][r["qos"]]
@@ -208,7 +208,7 @@ def _entries(errs, table, hostvars, hosts, cfg):
                          "(roce_qos_via: host)")
                 continue
             (nic_type, nic_field), (pci, pci_field) = _nic_type(errs, host, hv, rail), _pci_address(errs, host, hv, rail, r["pf"])
-            num_vfs = r["num_vfs"] if rail else int(hv.get("roce_num_vfs", cfg["roce_num_vfs"]))
+            num_vfs = int(r["num_vfs"])
             if nic_type and pci:
                 out.append({"host": host, "node_name": node_name, "rail": rail, "pf": r["pf"], "nic_type": nic_type, "nic_type_field": nic_field,
                             "pci_address": pci, "pci_field": pci_field, "num_vfs": num_vfs, "qos": r["qos"],

@@ -106,15 +106,15 @@ def fabric_nodes(fabric, hosts):
     for host in hosts:
         entry = nodes[host]
         # Host mode tests RoCE over each rail's VLAN gateway; an InfiniBand rail has none (its pods are tested in pod mode).
-        if entry.get('link_type') == 'ib' or ('rails' in entry and all(r.get('link_type') == 'ib' for r in entry['rails'])):
+        eth = [r for r in entry['rails'] if r.get('link_type') != 'ib']
+        if not eth:
             raise _err(host, 'rdma_verify_hosts', host, 'has no Ethernet rail: host mode tests RoCE between the nodes\' VLAN gateways, '
                        'and an InfiniBand rail has no gateway', 'use rdma_verify_mode: pod for InfiniBand nodes, or leave the node out of '
                        'rdma_verify_hosts')
-        if 'rails' in entry:
-            rails[host] = [{'name': r['rail'], 'gateway': r['gateway'], 'pf': r['pf'], 'vlan': r['vlan_id']} for r in entry['rails']
-                           if r.get('link_type') != 'ib']
+        if eth[0]['rail']:
+            rails[host] = [{'name': r['rail'], 'gateway': r['gateway'], 'pf': r['pf'], 'vlan': r['vlan_id']} for r in eth]
         else:
-            addresses[host] = entry['gateway']
+            addresses[host] = eth[0]['gateway']  # a one-rail node: the ring has no rails
     return {'addresses': addresses, 'rails': rails or None}
 
 

@@ -106,8 +106,8 @@ def test_a_node_of_the_run_absent_from_the_plan_is_refused():
 
 @pytest.mark.parametrize("mutate,problem", [
     (lambda p: p.update(kind="x"), "is not a fabric plan"),
-    (lambda p: p.update(version=9), "was written by a newer version of this collection (plan version 9; this one reads version 2)"),
-    (lambda p: p["fabric"]["nodes"]["n0"].update(gateway="10.0.0.1"), "is damaged: its content does not match its fingerprint"),
+    (lambda p: p.update(version=9), "was written by a newer version of this collection (plan version 9; this one reads version 3)"),
+    (lambda p: p["fabric"]["nodes"]["n0"]["rails"][0].update(gateway="10.0.0.1"), "is damaged: its content does not match its fingerprint"),
 ])
 def test_a_plan_that_is_not_one_is_refused(mutate, problem):
     plan = json.loads(F["fabric_plan_json"](F["fabric_plan"](one_rail(2))))

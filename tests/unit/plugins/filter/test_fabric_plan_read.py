@@ -101,21 +101,21 @@ def test_a_plan_as_written_passes_the_rules(hv):
 
 
 @pytest.mark.parametrize("hv,edit,line", [
-    (one_rail(4), lambda p: p["fabric"]["nodes"]["n2"].update(vlan_id=4095),
+    (one_rail(4), lambda p: p["fabric"]["nodes"]["n2"]["rails"][0].update(vlan_id=4095),
      'n2: roce_plan="/srv/plan.json": is invalid: the node\'s vlan_id=4095: is not a VLAN id in 1..4094. '),
     (rails(4), lambda p: p["fabric"]["nodes"]["gpu02"]["rails"][1].update(vlan_id=4095),
      'gpu02: roce_plan="/srv/plan.json": is invalid: the node\'s rails[rail1].vlan_id=4095: is not a VLAN id in 1..4094. '),
-    (one_rail(4), lambda p: p["fabric"]["nodes"]["n2"].update(mtu=60),
+    (one_rail(4), lambda p: p["fabric"]["nodes"]["n2"]["rails"][0].update(mtu=60),
      'n2: roce_plan="/srv/plan.json": is invalid: the node\'s mtu=60: must be between 68 and 9978 (bytes). '),
     (rails(4), lambda p: p["fabric"]["nodes"]["gpu02"]["rails"][0].update(num_vfs=-1),
      'gpu02: roce_plan="/srv/plan.json": is invalid: the node\'s rails[rail0].num_vfs=-1: is not a VF count (a whole number, 0 or more). '),
-    (one_rail(4), lambda p: p["fabric"]["nodes"]["n2"].update(subnet="10.0.0.0/29", gateway="10.0.0.6"),
+    (one_rail(4), lambda p: p["fabric"]["nodes"]["n2"]["rails"][0].update(subnet="10.0.0.0/29", gateway="10.0.0.6"),
      'n2: roce_plan="/srv/plan.json": is invalid: the node\'s subnet="10.0.0.0/29": overlaps subnet 10.0.0.0/30 of n0. '),
-    (one_rail(4), lambda p: p["fabric"]["nodes"]["n2"].update(gateway="10.0.0.22"),
+    (one_rail(4), lambda p: p["fabric"]["nodes"]["n2"]["rails"][0].update(gateway="10.0.0.22"),
      'n2: roce_plan="/srv/plan.json": is invalid: the node\'s gateway="10.0.0.22": is outside subnet 10.0.0.8/30. '),
-    (one_rail(4), lambda p: p["fabric"]["nodes"]["n2"].update(pf="bad name"),
+    (one_rail(4), lambda p: p["fabric"]["nodes"]["n2"]["rails"][0].update(pf="bad name"),
      'n2: roce_plan="/srv/plan.json": is invalid: the node\'s pf="bad name": '),
-    (one_rail(4, qos=True), lambda p: p["fabric"]["nodes"]["n2"].update(qos=7),
+    (one_rail(4, qos=True), lambda p: p["fabric"]["nodes"]["n2"]["rails"][0].update(qos=7),
      'n2: roce_plan="/srv/plan.json": is invalid: the node\'s qos=7 names no entry of the fabric\'s qos_profiles (1). '),
     (rails(4, qos=True), lambda p: p["fabric"]["nodes"]["gpu01"]["rails"][0]["vfs"][0].update(id=99),
      'gpu01: roce_plan="/srv/plan.json": is invalid: the node\'s rails[rail0].vfs[id=99].id=99: PF enp12s0np0 will have 8 VFs (ids 0..7). '),
@@ -127,16 +127,16 @@ def test_a_value_edited_to_something_invalid_is_refused_by_the_rules_of_a_comput
 
 
 @pytest.mark.parametrize("hv,edit,line", [
-    (one_rail(3), lambda p: p["fabric"]["nodes"]["n1"].pop("mtu"), 'n1: roce_plan="/srv/plan.json": is invalid: the node\'s entry has no mtu. '),
-    (one_rail(3), lambda p: p["fabric"]["nodes"]["n1"].pop("gateway"),
+    (one_rail(3), lambda p: p["fabric"]["nodes"]["n1"]["rails"][0].pop("mtu"), 'n1: roce_plan="/srv/plan.json": is invalid: the node\'s entry has no mtu. '),
+    (one_rail(3), lambda p: p["fabric"]["nodes"]["n1"]["rails"][0].pop("gateway"),
      'n1: roce_plan="/srv/plan.json": is invalid: the node\'s entry has no gateway. '),
     (rails(3), lambda p: p["fabric"]["nodes"]["gpu01"]["rails"][1].pop("num_vfs"),
      'gpu01: roce_plan="/srv/plan.json": is invalid: the node\'s entry has no rails[rail1].num_vfs. '),
     (rails(3), lambda p: p["fabric"]["nodes"]["gpu01"]["rails"][1].pop("subnet"),
      'gpu01: roce_plan="/srv/plan.json": is invalid: the node\'s entry has no rails[rail1].subnet. '),
-    (one_rail(3), lambda p: p["fabric"]["nodes"]["n1"].update(mtu="9000"),
+    (one_rail(3), lambda p: p["fabric"]["nodes"]["n1"]["rails"][0].update(mtu="9000"),
      'n1: roce_plan="/srv/plan.json": is invalid: the node\'s entry has mtu="9000" where the rules make 9000 of it. '),
-    (one_rail(3), lambda p: p["fabric"]["nodes"]["n1"].update(routes=[]),
+    (one_rail(3), lambda p: p["fabric"]["nodes"]["n1"]["rails"][0].update(routes=[]),
      'n1: roce_plan="/srv/plan.json": is invalid: the node\'s entry has routes, which a plan does not have. '),
     (one_rail(3), lambda p: p["fabric"].update(vlan_id=7),
      'all roce_nodes: roce_plan="/srv/plan.json": is invalid: its fabric\'s vlan_id is 7 where the rules make 100 of its nodes. '),
@@ -156,7 +156,7 @@ def test_a_key_removed_or_added_with_the_fingerprint_computed_again_is_refused(h
 
 def test_one_edit_on_every_node_is_one_line():
     hv = one_rail(30)
-    plan = edited(written(hv), lambda p: [p["fabric"]["nodes"][n].update(vlan_id=4095) for n in p["order"]])
+    plan = edited(written(hv), lambda p: [p["fabric"]["nodes"][n]["rails"][0].update(vlan_id=4095) for n in p["order"]])
     msg = refusal(plan, ["n0"])
     assert msg.startswith('n0 (and 29 other nodes: n1, n2, n3, ...): roce_plan="/srv/plan.json": is invalid: the node\'s vlan_id=4095: '
                           'is not a VLAN id in 1..4094. '), msg
@@ -165,7 +165,7 @@ def test_one_edit_on_every_node_is_one_line():
 
 def test_the_rule_problems_of_several_nodes_are_one_message():
     hv = one_rail(4)
-    plan = edited(written(hv), lambda p: (p["fabric"]["nodes"]["n1"].update(mtu=60), p["fabric"]["nodes"]["n3"].update(vlan_id=0)))
+    plan = edited(written(hv), lambda p: (p["fabric"]["nodes"]["n1"]["rails"][0].update(mtu=60), p["fabric"]["nodes"]["n3"]["rails"][0].update(vlan_id=0)))
     lines = refusal(plan, ["n0"]).splitlines()
     assert lines[0] == "2 problems in the plan read from /srv/plan.json:"
     assert lines[1].startswith('n1: roce_plan="/srv/plan.json": is invalid: the node\'s mtu=60: ')
@@ -179,7 +179,7 @@ def test_the_rule_problems_of_several_nodes_are_one_message():
     lambda p: p.update(complete=True),
     lambda p: p.update(order=list(reversed(p["order"]))),
     lambda p: p.update(nodes=p["nodes"] + 1),
-    lambda p: p["fabric"]["nodes"]["n1"].update(gateway="10.0.0.5"),
+    lambda p: p["fabric"]["nodes"]["n1"]["rails"][0].update(gateway="10.0.0.5"),
 ], ids=["complete", "order", "node-count", "table"])
 def test_a_plan_edited_by_hand_is_refused_as_damaged(edit):
     # A slice's plan (complete: false) set to true would make every gateway purge the routes it does not list.
@@ -203,11 +203,11 @@ def test_the_fingerprint_covers_every_key_of_the_plan_and_not_the_derived_ones()
 
 
 @pytest.mark.parametrize("version,problem,fix", [
-    (1, "was written by an older version of this collection (plan version 1; this one reads version 2, whose fingerprint "
-        "covers the whole plan)", "Fix: write it again with roce_plan_out: ansible-playbook -i <the whole inventory>"),
-    (3, "was written by a newer version of this collection (plan version 3; this one reads version 2)",
+    (2, "was written by an older version of this collection (plan version 2; this one reads version 3, where every node "
+        "is a list of rails)", "Fix: write it again with roce_plan_out: ansible-playbook -i <the whole inventory>"),
+    (4, "was written by a newer version of this collection (plan version 4; this one reads version 3)",
      "Fix: read it with the collection that wrote it, or write the plan again"),
-    ("2", 'has plan version "2"; this collection reads version 2', FIX),
+    ("3", 'has plan version "3"; this collection reads version 3', FIX),
 ])
 def test_a_plan_of_another_version_is_refused_as_such(version, problem, fix):
     plan = dict(written(one_rail(2)), version=version)
@@ -257,7 +257,7 @@ def test_a_slice_is_compared_at_its_nodes_places_in_the_plan():
 
 def test_a_plan_that_is_wrong_is_named_before_the_drift_it_would_cause():
     hv = one_rail(3)
-    plan = edited(written(hv), lambda p: p["fabric"]["nodes"]["n1"].update(vlan_id=4095))
+    plan = edited(written(hv), lambda p: p["fabric"]["nodes"]["n1"]["rails"][0].update(vlan_id=4095))
     msg = refusal(plan, list(hv), hostvars=hv)
     assert msg.startswith('n1: roce_plan="/srv/plan.json": is invalid: the node\'s vlan_id=4095: is not a VLAN id'), msg
 

@@ -138,9 +138,9 @@ def test_table_reads_each_node_once():
 
     hv = Counting(fleet(200))
     fabric_table(hv, list(hv))
-    # ten variables per node (roce_rails, roce_sriov_pf, roce_qos, roce_qos_via and sriov_networks_link_type included), read
-    # once per run (planning per node read 200 x 200 x 5)
-    assert Counting.reads <= 200 * 10
+    # twelve variables per node (roce_rails, roce_sriov_pf, roce_num_vfs, roce_vfs, roce_qos, roce_qos_via and
+    # sriov_networks_link_type included), read once per run (planning per node read 200 x 200 x 5)
+    assert Counting.reads <= 200 * 12
 
 
 def test_overlap_sweep_finds_every_overlap_and_names_the_earlier_node():
@@ -205,7 +205,7 @@ def test_filter_reads_raw_host_variables_and_templates_only_templates():
     hv = FakeHostVars(fleet(3, n0002={'roce_pf': '{{ pf_of_rack }}'}), {'{{ pf_of_rack }}': 'ens1f0'})
     table = FilterModule().filters()['vlan_gateway_fabric'](hv, list(hv))
     assert hv.rendered == [('n0002', 'roce_pf')]
-    assert table['nodes']['n0002']['pf'] == 'ens1f0' and table['nodes']['n0001']['pf'] == 'enp157s0np0'
+    assert table['nodes']['n0002']['rails'][0]['pf'] == 'ens1f0' and table['nodes']['n0001']['rails'][0]['pf'] == 'enp157s0np0'
 
 
 def test_filter_hands_the_planners_plain_containers_not_the_hosts_lazy_ones():

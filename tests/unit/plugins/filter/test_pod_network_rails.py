@@ -53,8 +53,10 @@ def test_one_rail_node_is_a_list_of_its_one_plan():
         "b": {"roce_pf": "p", "roce_pod_subnet": "10.0.0.4/30", "roce_pod_gateway": "10.0.0.6"},
     }
     table = fabric_table(hv, list(hv))
-    assert vlan_gateway_plans(table, "a") == [gateway_args(table, "a")]
-    assert "rails" not in table["nodes"]["a"]
+    # The same gateway as the one-gateway filter's, with the rail's name ('') and VF settings, as any rail has them.
+    assert vlan_gateway_plans(table, "a") == [dict(gateway_args(table, "a"), rail="", num_vfs=8, sriov_pf="p", vfs=[])]
+    assert table["nodes"]["a"] == {"rails": [{"pf": "p", "vlan_id": 100, "mtu": 9000, "subnet": "10.0.0.0/30", "gateway": "10.0.0.2",
+                                              "rail": "", "num_vfs": 8, "sriov_pf": "p"}]}
 
 
 def test_the_one_gateway_plan_refuses_a_multirail_node_with_the_list_filter_as_fix():

@@ -65,6 +65,41 @@ def test_an_invalid_pf_name_is_not_repeated_in_the_vf_messages():
     assert _vf_problems([{'id': 8}], host_network_sriov_pf='eth0;x') == [('host_network_vfs[id=8].id', 8, 'the PF will have 8 VFs (ids 0..7)')]
 
 
+
+def _plan_reads(**vars_):
+    """role_reads of host_network on a one-rail node with a pod network, ``vars_`` its roce_* variables."""
+    values = dict({'roce_pf': 'eni10np1', 'roce_pod_subnet': '10.255.0.0/24'}, **vars_)
+    return role_reads('host_network', values.get)
+
+
+def test_the_vf_options_of_a_one_rail_node_with_a_pod_network_must_be_its_plans():
+    # Their defaults are the plan's variables: nothing to say.
+    assert role_problems('host_network', HN, 'node1', reads=_plan_reads()) == []
+    assert role_problems('host_network', dict(HN, host_network_vfs=[{'id': 1, 'trust': True, 'mac': None}]), 'node1',
+                         reads=_plan_reads(roce_vfs=[{'id': 1, 'trust': True}])) == []
+    # Set apart from them: the plan would make other VFs, so each is refused with the variable to set instead.
+    problems = role_problems('host_network', dict(HN, host_network_num_vfs=4, host_network_sriov_pf='eni11np1',
+                                                  host_network_vfs=[{'id': 1, 'trust': True}]), 'node1', reads=_plan_reads())
+    assert [(f, v, p) for f, v, p, _x in problems] == [
+        ('host_network_sriov_pf', 'eni11np1', 'differs from roce_sriov_pf (else roce_pf) ("eni10np1"), which the node\'s fabric plan reads'),
+        ('host_network_num_vfs', 4, 'differs from roce_num_vfs (8), which the node\'s fabric plan reads'),
+        ('host_network_vfs', [{'id': 1, 'trust': True}], 'differs from roce_vfs ([]), which the node\'s fabric plan reads'),
+    ]
+    assert problems[1][3] == ('set roce_num_vfs instead (the plan\'s variable; host_network_num_vfs applies only to a node without a '
+                              'pod network), or remove host_network_num_vfs')
+    # A node without a pod network (no roce_pod_subnet) has no plan: the options are its VFs.
+    assert role_problems('host_network', dict(HN, host_network_num_vfs=4), 'node1', reads=_plan_reads(roce_pod_subnet=None)) == []
+
+
+def test_the_preflight_options_of_a_one_rail_node_with_a_pod_network_must_be_its_plans():
+    pf = {'preflight_pf': 'eni10np1', 'preflight_sriov_pf': 'eni10np1', 'preflight_num_vfs': 8, 'preflight_min_mtu': 9000}
+    reads = role_reads('preflight', {'roce_pf': 'eni10np1', 'roce_pod_subnet': '10.255.0.0/24'}.get)
+    assert role_problems('preflight', pf, 'node1', reads=reads) == []
+    problems = role_problems('preflight', dict(pf, preflight_min_mtu=9216), 'node1', reads=reads)
+    assert [(f, v, p) for f, v, p, _x in problems] == [
+        ('preflight_min_mtu', 9216, 'differs from roce_mtu (9000), which the node\'s fabric plan reads')]
+
+
 NO = {
     'roce_k8s_mode': 'apply', 'network_operator_chart_repo_url': 'https://helm.ngc.nvidia.com/nvidia', 'network_operator_chart_name': 'network-operator',
     'network_operator_chart_version': '26.4.1', 'network_operator_namespace': 'nvidia-network-operator', 'network_operator_ipam': 'nv-ipam',

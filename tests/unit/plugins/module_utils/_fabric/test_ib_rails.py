@@ -145,7 +145,8 @@ def one_rail(n=2, **per_host):
 
 def test_a_one_rail_ib_fabric_plans_no_gateway():
     table = fabric_table(one_rail())
-    assert table["nodes"]["n1"] == {"pf": "ibp75s0", "link_type": "ib", "mtu": IPOIB_MTU_MAX, "subnet": "10.250.1.0/24"}
+    assert table["nodes"]["n1"] == {"rails": [{"pf": "ibp75s0", "link_type": "ib", "mtu": IPOIB_MTU_MAX, "subnet": "10.250.1.0/24",
+                                               "rail": "", "num_vfs": 8, "sriov_pf": "ibp75s0"}]}
     assert gateway_args_list(table, "n0") == [] and route_index(table) == {}
     assert node_slice(dumps(build_plan(table, True)), "n0", routes_apart=True, route_ranges=True)["rails"] == []
     with pytest.raises(GpufabricError, match="an InfiniBand node has no VLAN gateway"):
