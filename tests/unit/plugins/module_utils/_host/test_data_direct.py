@@ -36,7 +36,8 @@ def _link(root, path, target):
     os.symlink(os.path.relpath(os.path.join(root, 'sys', target), os.path.dirname(full)), full)
 
 
-def _function(root, path, vendor, device, cls, driver=None):
+def _function(root, path, ids, driver=None):
+    vendor, device, cls = ids
     for name, value in (('vendor', vendor), ('device', device), ('class', cls), ('numa_node', '0')):
         _write(root, '%s/%s' % (path, name), value)
     _link(root, 'bus/pci/devices/%s' % os.path.basename(path), path)
@@ -47,7 +48,7 @@ def _function(root, path, vendor, device, cls, driver=None):
 
 
 def _rdma_nic(root, name, path, netdev):
-    _function(root, path, '0x15b3', '0x1023', '0x020000', 'mlx5_core')
+    _function(root, path, ('0x15b3', '0x1023', '0x020000'), 'mlx5_core')
     os.makedirs(os.path.join(root, 'sys', path, 'net', netdev))
     _link(root, 'class/infiniband/%s/device' % name, path)
     _link(root, 'class/net/%s/device' % netdev, path)
@@ -56,12 +57,12 @@ def _rdma_nic(root, name, path, netdev):
 def build(root, data_direct=True, dd_driver='mlx5_data_direct'):
     root = str(root)
     for bridge in BRIDGES:
-        _function(root, bridge, '0x8086', '0x1234', '0x060400', 'pcieport')
+        _function(root, bridge, ('0x8086', '0x1234', '0x060400'), 'pcieport')
     _rdma_nic(root, 'mlx5_0', PF, 'ens1np0')
     _rdma_nic(root, 'mlx5_1', OTHER, 'ens2np0')
-    _function(root, GPU, '0x10de', '0x2901', '0x030200', 'nvidia')
+    _function(root, GPU, ('0x10de', '0x2901', '0x030200'), 'nvidia')
     if data_direct:
-        _function(root, DD_FN, '0x15b3', '0x2100', '0x020000', dd_driver)
+        _function(root, DD_FN, ('0x15b3', '0x2100', '0x020000'), dd_driver)
     os.makedirs(os.path.join(root, 'proc'), exist_ok=True)
     return root
 
@@ -129,7 +130,7 @@ def test_an_error_for_one_device_leaves_that_one_unknown(tmp_path):
 
 def test_a_data_direct_function_under_the_nics_own_root_does_not_differ(tmp_path):
     root = build(tmp_path, data_direct=False)
-    _function(root, 'devices/pci0000:00/0000:00:01.0/0000:03:00.1', '0x15b3', '0x2100', '0x020000', 'mlx5_data_direct')
+    _function(root, 'devices/pci0000:00/0000:00:01.0/0000:03:00.1', ('0x15b3', '0x2100', '0x020000'), 'mlx5_data_direct')
     kernel = Kernel({'mlx5_0': '/devices/pci0000:00/0000:00:01.0/0000:03:00.1', 'mlx5_1': None})
     entry = facts(root, kernel)['gpu_nic_topology']['nics']['mlx5_0']['data_direct']
     assert (entry['device'], entry['root_complex'], entry['root_differs']) == ('0000:03:00.1', 'pci0000:00', False)
