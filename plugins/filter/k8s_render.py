@@ -27,6 +27,9 @@ gpufabric.roce.nic_node_policies(config, hostvars, hosts)
 gpufabric.roce.network_operator_helm_values(config)
 gpufabric.roce.network_operator_chart_reference(config)
     Render the NicClusterPolicy / Helm values / chart coordinates from the role variables.
+gpufabric.roce.dra_data_direct(findings, hosts)
+    GPU alignment (sriov_networks_dra_align_gpu) checked against the nodes' Data Direct rail NICs (their
+    preflight_data_direct, keyed by host): ``{message, refused, unchecked}`` (module_utils/_k8s/dra.py).
 gpufabric.roce.k8s_yaml_documents(objects)
     Dump a list of objects as one multi-document YAML stream (fast C dumper when available).
 gpufabric.roce.ncp_unready_components(policy), deployments_unavailable(deployments),
@@ -53,6 +56,7 @@ import yaml
 from ansible.errors import AnsibleFilterError
 from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import GpufabricError, parse_bool, plain
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.common import RenderValidationError
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.dra import data_direct_refusal
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.fabric import fabric_ownership, fabric_teardown
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.gitops import argocd_application, flux_helm_release, gitops_roots, kustomization
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.operator import (
@@ -163,6 +167,7 @@ class FilterModule:
             "network_operator_helm_values": _wrap(render_helm_values, HELM_DEFAULT_KEYS),
             "network_operator_chart_reference": _wrap(render_chart_reference, HELM_DEFAULT_KEYS),
             "k8s_yaml_documents": k8s_yaml_documents,
+            "dra_data_direct": lambda findings, hosts: data_direct_refusal(plain(findings), plain(hosts)),
             "ncp_unready_components": lambda policy: ncp_unready_components(plain(policy)),
             "deployments_unavailable": lambda items: deployments_unavailable(plain(items)),
             "sriov_node_states_pending": lambda items, expected: sriov_node_states_pending(plain(items), plain(expected)),

@@ -17,7 +17,9 @@ description:
     the GID tables under C(/sys/class/infiniband), C(readlink .../device), the C(sriov_*) files of a PF,
     C(/proc/cmdline)) and returns it under C(ansible_facts.rdma).
   - Everything is read from sysfs and procfs, except the RDMA netns mode, which is one
-    C(RDMA_NLDEV_CMD_SYS_GET) request on the C(NETLINK_RDMA) socket (the query C(rdma system) makes).
+    C(RDMA_NLDEV_CMD_SYS_GET) request on the C(NETLINK_RDMA) socket (the query C(rdma system) makes), and, only on a node
+    with a ConnectX-8 Data Direct PCI function, one C(mlx5dv_get_data_direct_sysfs_path()) call per Mellanox RDMA device
+    through rdma-core's libmlx5 (the kernel's pairing of NIC and Data Direct function, which sysfs does not show).
     No command is run.
   - Empty GID slots (the kernel answers EINVAL, older kernels an all-zero GID) are skipped.
   - C(pci_address) fields are the nearest PCI function in the resolved C(device) link; for a
@@ -31,6 +33,9 @@ requirements:
   - Linux with sysfs and procfs on the target node; no command or package is needed for the facts themselves
   - pyroute2 on the target node, optional - only RV(ansible_facts.rdma.pause_counters) are read with it (V(null) with
     C(error) without it)
+  - rdma-core's C(libibverbs.so.1) and C(libmlx5.so.1) (rdma-core 55 or later) on the target node, optional - only on a
+    node with a ConnectX-8 Data Direct function, to learn which NIC it serves (RV(ansible_facts.rdma.data_direct));
+    without them that pairing is reported as unknown, with the reason
   - root (C(become)), optional - the kernel gives the whole PCIe config space (ACS, port types, Max_Read_Request, relaxed
     ordering, ATS) only to root; without it those facts say C(unknown) and why
 extends_documentation_fragment:
@@ -223,8 +228,9 @@ ansible_facts:
               A PCIe switch (upstream port and its downstream ports) counts as one bridge.
             - C(classes) (that order), C(gpus) (PCI addresses in GPU order), C(matrix) (GPU address to RDMA device name
               to class; the class is V(null) when a path has no root complex), C(nics) (per RDMA device - C(name),
-              C(pci_address), C(pci_address_source), C(netdevs), C(numa_node), C(root_complex), C(bridges) and
-              C(nearest_gpu) C({gpu, name, index, class, hops}) or V(null)), C(pairs) (one per GPU and NIC -
+              C(pci_address), C(pci_address_source), C(netdevs), C(numa_node), C(root_complex), C(bridges),
+              C(nearest_gpu) C({gpu, name, index, class, hops}) or V(null), and C(data_direct), as described under
+              RV(ansible_facts.rdma.data_direct)), C(pairs) (one per GPU and NIC -
               C(gpu), C(gpu_name), C(nic), C(nic_pci_address), C(class), C(hops) (bridges crossed, plus 1 for the host
               bridge, 2 between host bridges, 3 between sockets), C(via) (the bridges crossed), C(switches) and
               C(port_type_source) (V(null) unless the two share a bridge)), C(port_types) (PCIe port type of each bridge crossed, V(null) when config space
@@ -240,6 +246,33 @@ ansible_facts:
             matrix:
               "0000:03:00.0": {mlx5_0: PIX, mlx5_3: SYS}
               "0000:83:00.0": {mlx5_0: SYS, mlx5_3: PIX}
+        data_direct:
+          description:
+            - ConnectX-8 Data Direct (GB300, Vera Rubin) - the NIC's DMA goes through a separate PCI function (Mellanox device
+              0x2100, driver C(mlx5_data_direct)) under another PCIe root than the NIC's own, and the root that pairs NIC and
+              GPU is that function's. C(functions), the node's Data Direct functions (C(pci_address), C(device_id), C(driver),
+              C(root_complex), C(bridges), C(numa_node)), C([]) on other nodes; C(pairing), how the NICs were paired with them
+              (C(mlx5dv), V(null) when there was nothing to pair, C(unknown)) and C(reason) (why unknown).
+            - Each NIC of RV(ansible_facts.rdma.gpu_nic_topology) C(nics) has C(data_direct) - V(null) when the NIC has no
+              Data Direct function (none on the node, not a Mellanox PCI function, or the kernel says so), else
+              C(device) and C(root_complex) (the function the kernel pairs it with, and its PCIe root), C(root_differs)
+              (V(true) when that root is not the NIC's own C(root_complex) - the NIC's VFs then publish a
+              C(resource.kubernetes.io/pcieRoot) that is not the root of the GPU they pair with), C(pairing) (C(mlx5dv) or
+              C(unknown)), C(candidates) (when unknown, every Data Direct function of the node, C({device, root_complex}),
+              any of which may serve it) and C(reason).
+            - sysfs shows the functions but not which NIC each serves. The kernel pairs them by a VUID, the function's from
+              its VPD and the NIC's from a firmware command that no sysfs attribute shows, and tells only through the mlx5
+              ioctl rdma-core wraps as C(mlx5dv_get_data_direct_sysfs_path()). It is asked through libmlx5 when the facts
+              are read from the running kernel's C(/sys); unknown without rdma-core 55 or later, without read and write
+              access to C(/dev/infiniband/uverbs*), on a kernel before 6.12, or when O(sysfs_root) is not C(/sys).
+          returned: always
+          type: dict
+          sample:
+            functions:
+              - {pci_address: "0000:82:00.0", device_id: "0x2100", driver: mlx5_data_direct, root_complex: "pci0000:80",
+                 bridges: ["0000:80:01.0"], numa_node: 0}
+            pairing: mlx5dv
+            reason: null
         nearest_nic:
           description:
             - Per GPU PCI address, its nearest RDMA device - C({nic, pci_address, class, hops}), V(null) when there is none.
@@ -343,6 +376,7 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.gpufabric.roce.plugins.module_utils._host import data_direct as _data_direct
 from ansible_collections.gpufabric.roce.plugins.module_utils._host import node_prereqs as _node_prereqs
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import pause_stats as _pause_stats
 from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import Sysfs
@@ -361,7 +395,8 @@ def main():
     live = module.params['sysfs_root'] == '/sys'
     facts = gather(module.params['sysfs_root'], module.params['procfs_root'],
                    netns_mode_getter=rdma_netns_mode if live else None,
-                   pause_getter=_pause_stats.gather if live else None)
+                   pause_getter=_pause_stats.gather if live else None,
+                   data_direct_pairing=_data_direct.mlx5dv_pairing if live else None)
     facts['prerequisites'] = _node_prereqs.gather(Sysfs(module.params['sysfs_root'], module.params['procfs_root']),
                                                   module.get_bin_path, module.params['lib_modules_root'], facts['netdevs'])
     module.exit_json(changed=False, ansible_facts={'rdma': facts})

@@ -528,3 +528,33 @@ def rail_affinity(facts, pfs):
             result['notes'].append('ACS unknown on %d bridge(s) between %s and %s (%s): %s'
                                    % (len(unknown), dev, nearest['name'], ', '.join(unknown), '; '.join(reasons)))
     return result
+
+
+def rail_data_direct(facts, pfs):
+    """The rails (PF netdev names) whose NIC may be ConnectX-8 Data Direct with its GPU on another PCIe root than its own:
+    each ``{pf, rdma_device, pci_address, root_complex, data_direct}`` (the NIC's address and root, and its ``data_direct``
+    fact: the function the kernel pairs it with on another root, or ``pairing: unknown`` with the candidates and why).
+
+    A rail is left out when the node has no Data Direct function, when the NIC has none (``data_direct`` null), and when
+    its function is under the NIC's own root (``root_differs`` false: the NIC's pcieRoot is then the GPU's). On a node
+    with such functions, a rail whose PF has no RDMA device with a PCI function may be Data Direct: it is listed, unknown."""
+    functions = (facts.get('data_direct') or {}).get('functions') or []
+    if not functions:
+        return []
+    devices = facts.get('devices') or {}
+    nics = (facts.get('gpu_nic_topology') or {}).get('nics') or {}
+    out = []
+    for pf in pfs or []:
+        dev = rdma_device_of_netdev(devices, pf)
+        nic = nics.get(dev) if dev else None
+        if nic is None:
+            entry = {'device': None, 'root_complex': None, 'root_differs': None, 'pairing': 'unknown',
+                     'candidates': [{'device': f['pci_address'], 'root_complex': f['root_complex']} for f in functions],
+                     'reason': 'no RDMA device with a PCI function was found on %s' % pf}
+        else:
+            entry = nic.get('data_direct')
+            if entry is None or entry.get('root_differs') is False:
+                continue
+        out.append({'pf': pf, 'rdma_device': dev, 'pci_address': nic['pci_address'] if nic else None,
+                    'root_complex': nic['root_complex'] if nic else None, 'data_direct': entry})
+    return out

@@ -11,6 +11,7 @@ __metaclass__ = type  # noqa: UP001
 import socket
 import struct
 
+from ansible_collections.gpufabric.roce.plugins.module_utils._host import data_direct as _data_direct
 from ansible_collections.gpufabric.roce.plugins.module_utils._host import pci_health as _pci_health
 from ansible_collections.gpufabric.roce.plugins.module_utils._common import pci_topology as _pci_topology
 from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import Sysfs, pci_address_of
@@ -271,9 +272,11 @@ def rdma_netns_mode():
     return parse_sys_get_reply(data)
 
 
-def gather(sys_root='/sys', proc_root='/proc', netns_mode_getter=rdma_netns_mode, pause_getter=None):
+def gather(sys_root='/sys', proc_root='/proc', netns_mode_getter=rdma_netns_mode, pause_getter=None, data_direct_pairing=None):
     """The facts; ``pause_getter(netdevs)`` (``_common.pause_stats.gather`` on a live node) reads the pause counters of the RDMA
-    NICs' netdevs, which only the running kernel can answer (None: not read)."""
+    NICs' netdevs, which only the running kernel can answer (None: not read); ``data_direct_pairing(names)``
+    (``_host.data_direct.mlx5dv_pairing`` on a live node) asks the kernel which Data Direct function serves each NIC
+    (None: not asked, the pairing is unknown where the node has such a function)."""
     fs = Sysfs(sys_root, proc_root)
     devices = rdma_devices(fs)
     facts = {
@@ -294,6 +297,8 @@ def gather(sys_root='/sys', proc_root='/proc', netns_mode_getter=rdma_netns_mode
 
     # link speed/width, MaxReadReq, relaxed ordering, ATS and ACS of the RDMA NICs and GPUs
     nics = facts['gpu_nic_topology']['nics']
+    # each NIC's data_direct: the PCI function its DMA goes through on a ConnectX-8 Data Direct system, and its root
+    facts['data_direct'] = _data_direct.annotate(fs, nics, data_direct_pairing)
     facts['pcie'] = _pci_health.gather(fs, nics, facts['gpus'], port_types.config, acs_of)
     facts['pause_counters'] = pause_getter([n for nic in nics.values() for n in nic['netdevs']]) if pause_getter else None
     return facts

@@ -16,9 +16,15 @@ attribute is the rail's: the same attribute the operator's per-resourceName clas
 how the operator names those classes. With ``sriov_networks_dra_align_gpu`` the claim also takes one GPU and requires
 both devices to share ``resource.kubernetes.io/pcieRoot``, the standard attribute both drivers publish: the scheduler
 picks the pair on each node, so no PCI address is ever written into a claim.
+
+That pairing is wrong on ConnectX-8 "Data Direct" systems (GB300, Vera Rubin): the NIC's DMA goes through a separate
+PCI function under another PCIe root than the NIC's own, so the GPU that pairs with a VF is not on the root the VF
+publishes, and NVIDIA's drivers do not model that yet. :func:`data_direct_refusal` refuses the alignment on the nodes
+whose rail NICs are, or may be, Data Direct, from what the preflight role found on them (``preflight_data_direct``).
 """
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import plain
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import GpufabricError, GpufabricErrors, plain
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import hosts_named
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.common import MANAGED_BY_LABEL, MANAGED_BY_VALUE, is_dns_subdomain
 
 DRIVER = "sriovnetwork.k8snetworkplumbingwg.io"
@@ -125,3 +131,52 @@ def helm_values(resource_api):
     if resource_api != "dra":
         return {}
     return {"sriov-network-operator": {"sriovOperatorConfig": {"featureGates": {FEATURE_GATE: True}}}}
+
+
+ALIGN_FIELD = "sriov_networks_dra_align_gpu"
+
+
+def _data_direct_rail(rail):
+    """One rail of ``preflight_data_direct`` (``rail_data_direct`` of _common/pci_topology.py), in words."""
+    found = rail.get("data_direct") or {}
+    nic = "rail NIC %s (PF %s, %s on pcieRoot %s)" % (rail.get("rdma_device") or "none", rail.get("pf"),
+                                                      rail.get("pci_address") or "no PCI function", rail.get("root_complex") or "unknown")
+    if found.get("pairing") == "unknown":
+        functions = ", ".join("%s on %s" % (c.get("device"), c.get("root_complex")) for c in found.get("candidates") or []) or "none listed"
+        return ("%s may be ConnectX-8 Data Direct: the node has the Data Direct function(s) %s, and which one serves this NIC is "
+                "unknown (%s)" % (nic, functions, found.get("reason") or "no reason given"))
+    return ("%s is ConnectX-8 Data Direct: its DMA goes through %s on pcieRoot %s (ansible_facts.rdma.gpu_nic_topology.nics.%s.data_direct)"
+            % (nic, found.get("device"), found.get("root_complex"), rail.get("rdma_device")))
+
+
+def data_direct_refusal(findings, hosts):
+    """GPU alignment checked against the nodes' Data Direct NICs: ``{"message", "refused", "unchecked"}``.
+
+    ``findings``: per host, its ``preflight_data_direct`` (the rails whose NIC is or may be Data Direct, empty when none);
+    ``hosts``: the rendered nodes. ``message``: every refusal, one line per problem (the nodes with the same one named
+    together), or None; ``refused``: the hosts refused; ``unchecked``: the hosts without findings (the preflight role did
+    not run on them in this run, or the render has no node facts)."""
+    findings = plain(findings) or {}
+    by_problem = {}
+    for host in hosts:
+        rails = findings.get(host)
+        if not rails:
+            continue
+        roots = sorted(set(r["data_direct"]["root_complex"] for r in rails
+                           if (r.get("data_direct") or {}).get("root_complex")))
+        problem = ("%s; so the GPU that pairs with its VFs is not on the resource.kubernetes.io/pcieRoot they publish, and a claim that "
+                   "matches pcieRoot takes the wrong GPU or none (NVIDIA's DRA drivers do not model Data Direct yet)"
+                   % "; ".join(_data_direct_rail(r) for r in rails))
+        fix = ("set sriov_networks_dra_align_gpu: false (each rail's claim then takes a VF only), or pin the claim by hand: a "
+               "ResourceClaimTemplate of your own whose GPU request selects the GPU on the Data Direct function's root (%s), "
+               "for the pods of these nodes" % (", ".join(roots) if roots else "see ansible_facts.rdma.data_direct"))
+        by_problem.setdefault((problem, fix), []).append(host)
+    errors = [GpufabricError(hosts_named(h), ALIGN_FIELD, True, problem, fix, fix_vars=[{_HOST: {ALIGN_FIELD: False}}])
+              for (problem, fix), h in by_problem.items()]
+    refused = [h for group in by_problem.values() for h in group]
+    message = None
+    if errors:
+        head = ("GPU alignment by resource.kubernetes.io/pcieRoot refused on %d node(s) whose rail NICs are or may be ConnectX-8 "
+                "Data Direct; nothing was written or applied:" % len(refused))
+        message = str(GpufabricErrors(errors, "\n".join([head] + ["  - %s" % e for e in errors])))
+    return {"message": message, "refused": refused, "unchecked": [h for h in hosts if h not in findings]}

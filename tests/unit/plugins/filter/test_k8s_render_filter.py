@@ -28,6 +28,7 @@ def test_all_filters_are_exposed():
         "sriov_manifests",
         "sriov_validate",
         "sriov_pool_configs",
+        "dra_data_direct",
         "sriov_pool_overlaps",
         "nic_cluster_policy",
         "nic_node_policies",

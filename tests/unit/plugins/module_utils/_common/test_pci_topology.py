@@ -19,6 +19,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._common import pci_
 from ansible_collections.gpufabric.roce.plugins.module_utils._host import rdma_facts as rf
 from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import Sysfs
 
+from test_data_direct import DD_PATH, Kernel, build
 from test_rdma_facts import build_tree
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', 'fixtures')
@@ -290,3 +291,37 @@ def test_gpu_without_pci_path_is_reported(tmp_path):
     assert judged['problems'] == ['no PCIe path between enp157s0np0 (mlx5_8) and any GPU could be traced (the NIC is not a '
                                   "PCI function, or its or the GPUs' /sys/bus/pci/devices links lead to no PCI root complex), "
                                   'so its GPU affinity is unknown']
+
+
+# --- ConnectX-8 Data Direct: the rails whose GPU is on another root (the trees of _host/test_data_direct.py) ------------
+
+def _dd_facts(tmp_path, pairing, **tree):
+    root = build(tmp_path, **tree)
+    return rf.gather(os.path.join(root, 'sys'), os.path.join(root, 'proc'), netns_mode_getter=None, data_direct_pairing=pairing)
+
+
+def test_rail_data_direct_lists_the_rail_whose_nic_the_kernel_pairs_under_another_root(tmp_path):
+    got = pt.rail_data_direct(_dd_facts(tmp_path, Kernel({'mlx5_0': DD_PATH, 'mlx5_1': None})), ['ens1np0', 'ens2np0'])
+    assert got == [{'pf': 'ens1np0', 'rdma_device': 'mlx5_0', 'pci_address': '0000:03:00.0', 'root_complex': 'pci0000:00',
+                    'data_direct': {'device': '0000:82:00.0', 'root_complex': 'pci0000:80', 'root_differs': True,
+                                    'pairing': 'mlx5dv', 'candidates': [], 'reason': None}}]
+
+
+def test_rail_data_direct_lists_every_rail_when_the_pairing_is_unknown(tmp_path):
+    got = pt.rail_data_direct(_dd_facts(tmp_path, None), ['ens1np0', 'ens2np0'])
+    assert [(r['pf'], r['data_direct']['pairing']) for r in got] == [('ens1np0', 'unknown'), ('ens2np0', 'unknown')]
+
+
+def test_rail_data_direct_takes_a_pf_without_rdma_device_as_maybe_data_direct_on_such_a_node(tmp_path):
+    [rail] = pt.rail_data_direct(_dd_facts(tmp_path, Kernel({'mlx5_0': None, 'mlx5_1': None})), ['ens1np0', 'ens9np0'])
+    assert (rail['pf'], rail['rdma_device'], rail['pci_address']) == ('ens9np0', None, None)
+    assert rail['data_direct']['pairing'] == 'unknown'
+    assert rail['data_direct']['candidates'] == [{'device': '0000:82:00.0', 'root_complex': 'pci0000:80'}]
+    assert rail['data_direct']['reason'] == 'no RDMA device with a PCI function was found on ens9np0'
+
+
+def test_rail_data_direct_is_empty_without_data_direct_functions_or_under_the_nics_own_root(tmp_path):
+    assert pt.rail_data_direct(_dd_facts(tmp_path / 'plain', None, data_direct=False), ['ens1np0', 'ens9np0']) == []
+    facts = _dd_facts(tmp_path / 'dd', None)
+    facts['gpu_nic_topology']['nics']['mlx5_0']['data_direct'].update(root_differs=False, pairing='mlx5dv')
+    assert [r['pf'] for r in pt.rail_data_direct(facts, ['ens1np0', 'ens2np0'])] == ['ens2np0']

@@ -194,3 +194,47 @@ def test_dra_mode_on_a_chart_before_26_7_is_refused_with_the_release_that_has_it
     assert "26.7.1" in err.fix and "sriov_networks_resource_api: device-plugin" in err.fix
     # the fix, applied, renders
     assert render_helm_values(helm_defaults({"sriov_networks_resource_api": "dra", "network_operator_chart_version": "26.7.1"}))
+
+
+# --- GPU alignment refused on ConnectX-8 Data Direct nodes (the nodes' preflight_data_direct) -----------------------------
+
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.dra import data_direct_refusal  # noqa: E402
+
+PAIRED = {"pf": "ens1np0", "rdma_device": "mlx5_0", "pci_address": "0000:03:00.0", "root_complex": "pci0000:00",
+          "data_direct": {"device": "0000:82:00.0", "root_complex": "pci0000:80", "root_differs": True, "pairing": "mlx5dv",
+                          "candidates": [], "reason": None}}
+UNKNOWN = {"pf": "ens2np0", "rdma_device": "mlx5_1", "pci_address": "0000:05:00.0", "root_complex": "pci0000:00",
+           "data_direct": {"device": None, "root_complex": None, "root_differs": None, "pairing": "unknown",
+                           "candidates": [{"device": "0000:82:00.0", "root_complex": "pci0000:80"}],
+                           "reason": "libmlx5.so.1 has no mlx5dv_get_data_direct_sysfs_path (rdma-core before 55)"}}
+FIX_HEAD = "set sriov_networks_dra_align_gpu: false (each rail's claim then takes a VF only), or pin the claim by hand"
+
+
+def test_a_data_direct_node_is_refused_naming_host_field_value_the_nics_roots_and_the_fix():
+    got = data_direct_refusal({"gb1": [PAIRED], "gb2": [], "gb3": [UNKNOWN]}, ["gb1", "gb2", "gb3", "gb4"])
+    assert got["refused"] == ["gb1", "gb3"] and got["unchecked"] == ["gb4"]
+    head, first, second = got["message"].split("\n")
+    assert head == ("GPU alignment by resource.kubernetes.io/pcieRoot refused on 2 node(s) whose rail NICs are or may be "
+                    "ConnectX-8 Data Direct; nothing was written or applied:")
+    assert first.startswith(
+        "  - gb1: sriov_networks_dra_align_gpu=true: rail NIC mlx5_0 (PF ens1np0, 0000:03:00.0 on pcieRoot pci0000:00) is "
+        "ConnectX-8 Data Direct: its DMA goes through 0000:82:00.0 on pcieRoot pci0000:80 "
+        "(ansible_facts.rdma.gpu_nic_topology.nics.mlx5_0.data_direct); so the GPU that pairs with its VFs is not on the "
+        "resource.kubernetes.io/pcieRoot they publish")
+    assert first.endswith(". Fix: %s: a ResourceClaimTemplate of your own whose GPU request selects the GPU on the Data Direct "
+                          "function's root (pci0000:80), for the pods of these nodes" % FIX_HEAD)
+    # unknown pairing: refused too, with the candidates and why the pairing is unknown
+    assert second.startswith("  - gb3: sriov_networks_dra_align_gpu=true: rail NIC mlx5_1 (PF ens2np0, 0000:05:00.0 on pcieRoot "
+                             "pci0000:00) may be ConnectX-8 Data Direct: the node has the Data Direct function(s) 0000:82:00.0 on "
+                             "pci0000:80, and which one serves this NIC is unknown (libmlx5.so.1 has no "
+                             "mlx5dv_get_data_direct_sysfs_path (rdma-core before 55))")
+    assert "Fix: " + FIX_HEAD in second and "(see ansible_facts.rdma.data_direct)" in second
+
+
+def test_nodes_with_the_same_problem_are_one_line_and_nothing_is_refused_without_findings():
+    got = data_direct_refusal({"gb%d" % i: [PAIRED] for i in range(6)}, ["gb%d" % i for i in range(6)])
+    assert got["refused"] == ["gb%d" % i for i in range(6)] and got["unchecked"] == []
+    lines = got["message"].split("\n")
+    assert len(lines) == 2 and lines[1].startswith("  - gb0 (and 5 other nodes: gb1, gb2, gb3, ...): sriov_networks_dra_align_gpu=true:")
+    assert data_direct_refusal({"gb1": [], "gb2": []}, ["gb1", "gb2"]) == {"message": None, "refused": [], "unchecked": []}
+    assert data_direct_refusal({}, ["gb1"]) == {"message": None, "refused": [], "unchecked": ["gb1"]}
