@@ -71,4 +71,4 @@ def fabric_plan_json(data):
 class FilterModule(object):
     def filters(self):
         return {'fabric_plan': fabric_plan, 'fabric_plan_read': fabric_plan_read, 'fabric_plan_node': fabric_plan_node,
-                'fabric_plan_json': fabric_plan_json, 'fabric_plan_slice': fabric_plan_slice}
+                'fabric_plan_json': fabric_plan_json, '_fabric_plan_slice': fabric_plan_slice}

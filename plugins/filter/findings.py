@@ -16,4 +16,4 @@ def grouped_findings(hostvars, batch, key, host, what='failed', *, grouping=True
 
 class FilterModule(object):
     def filters(self):
-        return {'grouped_findings': grouped_findings}
+        return {'_grouped_findings': grouped_findings}

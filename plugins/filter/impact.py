@@ -65,4 +65,4 @@ def impact_report(hostvars, hosts, controllers=None, check_mode=True, host_resul
 
 class FilterModule(object):
     def filters(self):
-        return {'impact_operator': impact_operator, 'impact_report': impact_report}
+        return {'_impact_operator': impact_operator, '_impact_report': impact_report}

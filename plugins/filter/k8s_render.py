@@ -7,46 +7,46 @@ gpufabric.roce.sriov_manifests(hostvars, hosts, defaults)
     Validate the whole inventory and render every node's SriovNetworkNodePolicy, the
     SriovNetworks and the per-node expected allocatable resources in ONE pass. Raises
     AnsibleFilterError listing every problem (host, field, value and fix) when any host fails.
-gpufabric.roce.sriov_validate(hostvars, hosts, defaults)
+gpufabric.roce._sriov_validate(hostvars, hosts, defaults)
     Same checks, returns the list of error messages instead of raising (empty when valid).
-gpufabric.roce.sriov_pool_configs(hostvars, nodes, defaults)
+gpufabric.roce._sriov_pool_configs(hostvars, nodes, defaults)
     Validate every node's drain pool settings and render one SriovNetworkPoolConfig per pool (nodes: the
     ``nodes`` of sriov_manifests). Raises AnsibleFilterError naming host, variable, value and fix.
-gpufabric.roce.nic_config_templates(hostvars, hosts, defaults, table)
+gpufabric.roce._nic_config_templates(hostvars, hosts, defaults, table)
     The NicConfigurationTemplates of the nodes with ``roce_qos_via: operator`` and QoS (module_utils/_k8s/nic_config.py),
     validated for the whole inventory: ``{templates, devices}``, both empty (and nothing read but each node's
     roce_qos_via) when no node has ``roce_qos_via: operator``. ``table``: the fabric table of this run's plan
     (``__site_plan.fabric``), used when it has every host; otherwise the table is made here. Raises AnsibleFilterError
     naming host, field, value and fix for every problem.
-gpufabric.roce.sriov_pool_overlaps(live, rendered)
+gpufabric.roce._sriov_pool_overlaps(live, rendered)
     The live SriovNetworkPoolConfigs that select a node of a rendered pool (the operator never drains such a node).
-gpufabric.roce.nic_cluster_policy(config)
-gpufabric.roce.nic_node_policies(config, hostvars, hosts)
+gpufabric.roce._nic_cluster_policy(config)
+gpufabric.roce._nic_node_policies(config, hostvars, hosts)
     The NicClusterPolicy and, with network_operator_node_policies, one NicNodePolicy per node group of ``hosts``
     (their network_operator_node_group* variables, module_utils/_k8s/node_policy.py): ``{nic_cluster_policy, nic_node_policies}``.
 gpufabric.roce.network_operator_helm_values(config)
-gpufabric.roce.network_operator_chart_reference(config)
+gpufabric.roce._network_operator_chart_reference(config)
     Render the NicClusterPolicy / Helm values / chart coordinates from the role variables.
-gpufabric.roce.dra_data_direct(findings, hosts)
+gpufabric.roce._dra_data_direct(findings, hosts)
     GPU alignment (sriov_networks_dra_align_gpu) checked against the nodes' Data Direct rail NICs (their
     preflight_data_direct, keyed by host): ``{message, refused, unchecked}`` (module_utils/_k8s/dra.py).
-gpufabric.roce.k8s_yaml_documents(objects)
+gpufabric.roce._k8s_yaml_documents(objects)
     Dump a list of objects as one multi-document YAML stream (fast C dumper when available).
-gpufabric.roce.ncp_unready_components(policy), deployments_unavailable(deployments),
-gpufabric.roce.sriov_node_states_pending(states, expected_nodes), sriov_node_states_failed(states, expected_nodes),
-gpufabric.roce.allocatable_mismatches(nodes, expected)
+gpufabric.roce._ncp_unready_components(policy), deployments_unavailable(deployments),
+gpufabric.roce._sriov_node_states_pending(states, expected_nodes), sriov_node_states_failed(states, expected_nodes),
+gpufabric.roce._allocatable_mismatches(nodes, expected)
     Status helpers for the wait phases: each returns a list of human-readable problems
     (empty when everything is ready).
-gpufabric.roce.network_operator_flux(chart, values), network_operator_argocd(chart, values), k8s_kustomization(files)
+gpufabric.roce._network_operator_flux(chart, values), network_operator_argocd(chart, values), k8s_kustomization(files)
     The release as a Flux HelmRepository + HelmRelease, as an Argo CD Application, and a kustomization.yaml.
-gpufabric.roce.network_operator_gitops_roots(chart, values, namespace, dirs, settings)
+gpufabric.roce._network_operator_gitops_roots(chart, values, namespace, dirs, settings)
     The Flux and Argo CD roots that deploy the whole rendered tree, the chart before the custom resources.
-gpufabric.roce.k8s_managed_orphans(live, rendered)
+gpufabric.roce._k8s_managed_orphans(live, rendered)
     The objects labelled app.kubernetes.io/managed-by=gpufabric.roce that the inventory no longer renders (prune).
-gpufabric.roce.k8s_fabric_ownership(live, rendered, fabric)
+gpufabric.roce._k8s_fabric_ownership(live, rendered, fabric)
     The same, scoped to one rollout (label gpufabric.roce/fabric): what it prunes, what another fabric owns,
     and the unlabelled objects of earlier versions it adopts or leaves alone.
-gpufabric.roce.k8s_fabric_teardown(live, fabric), sriov_drain_plan(states, policies)
+gpufabric.roce._k8s_fabric_teardown(live, fabric), sriov_drain_plan(states, policies)
     Teardown: what one rollout deletes (its own fabric's objects, networks first) and leaves; which node states must
     drop the VFs of its deleted policies (gpufabric.roce.rollout_wait check=sriov_drain waits for them).
 """
@@ -158,29 +158,29 @@ class FilterModule:
     def filters(self):
         return {
             "sriov_manifests": sriov_manifests,
-            "sriov_validate": sriov_validate,
-            "sriov_pool_configs": sriov_pool_configs,
-            "nic_config_templates": nic_config_templates,
-            "sriov_pool_overlaps": lambda live, rendered: pool_overlaps(plain(live), plain(rendered)),
-            "nic_cluster_policy": _wrap(render_nic_cluster_policy, NCP_DEFAULT_KEYS),
-            "nic_node_policies": nic_node_policies,
+            "_sriov_validate": sriov_validate,
+            "_sriov_pool_configs": sriov_pool_configs,
+            "_nic_config_templates": nic_config_templates,
+            "_sriov_pool_overlaps": lambda live, rendered: pool_overlaps(plain(live), plain(rendered)),
+            "_nic_cluster_policy": _wrap(render_nic_cluster_policy, NCP_DEFAULT_KEYS),
+            "_nic_node_policies": nic_node_policies,
             "network_operator_helm_values": _wrap(render_helm_values, HELM_DEFAULT_KEYS),
-            "network_operator_chart_reference": _wrap(render_chart_reference, HELM_DEFAULT_KEYS),
-            "k8s_yaml_documents": k8s_yaml_documents,
-            "dra_data_direct": lambda findings, hosts: data_direct_refusal(plain(findings), plain(hosts)),
-            "ncp_unready_components": lambda policy: ncp_unready_components(plain(policy)),
-            "deployments_unavailable": lambda items: deployments_unavailable(plain(items)),
-            "sriov_node_states_pending": lambda items, expected: sriov_node_states_pending(plain(items), plain(expected)),
-            "sriov_node_states_failed": lambda items, expected: sriov_node_states_failed(plain(items), plain(expected)),
-            "k8s_managed_orphans": lambda live, rendered: managed_orphans(plain(live), plain(rendered)),
-            "k8s_fabric_ownership": lambda live, rendered, fabric: fabric_ownership(plain(live), plain(rendered), plain(fabric)),
-            "network_operator_flux": lambda chart, values, settings=None: flux_helm_release(plain(chart), plain(values), plain(settings)),
-            "network_operator_argocd": lambda chart, values, settings=None: argocd_application(plain(chart), plain(values), plain(settings)),
-            "k8s_kustomization": lambda resources: kustomization(plain(resources)),
-            "network_operator_gitops_roots": lambda chart, values, namespace, dirs, settings=None: gitops_roots(
+            "_network_operator_chart_reference": _wrap(render_chart_reference, HELM_DEFAULT_KEYS),
+            "_k8s_yaml_documents": k8s_yaml_documents,
+            "_dra_data_direct": lambda findings, hosts: data_direct_refusal(plain(findings), plain(hosts)),
+            "_ncp_unready_components": lambda policy: ncp_unready_components(plain(policy)),
+            "_deployments_unavailable": lambda items: deployments_unavailable(plain(items)),
+            "_sriov_node_states_pending": lambda items, expected: sriov_node_states_pending(plain(items), plain(expected)),
+            "_sriov_node_states_failed": lambda items, expected: sriov_node_states_failed(plain(items), plain(expected)),
+            "_k8s_managed_orphans": lambda live, rendered: managed_orphans(plain(live), plain(rendered)),
+            "_k8s_fabric_ownership": lambda live, rendered, fabric: fabric_ownership(plain(live), plain(rendered), plain(fabric)),
+            "_network_operator_flux": lambda chart, values, settings=None: flux_helm_release(plain(chart), plain(values), plain(settings)),
+            "_network_operator_argocd": lambda chart, values, settings=None: argocd_application(plain(chart), plain(values), plain(settings)),
+            "_k8s_kustomization": lambda resources: kustomization(plain(resources)),
+            "_network_operator_gitops_roots": lambda chart, values, namespace, dirs, settings=None: gitops_roots(
                 plain(chart), plain(values), plain(namespace) or None, plain(dirs), plain(settings)
             ),
-            "k8s_fabric_teardown": lambda live, fabric: fabric_teardown(plain(live), plain(fabric)),
-            "sriov_drain_plan": lambda states, policies: sriov_drain_plan(plain(states), plain(policies)),
-            "allocatable_mismatches": lambda items, expected: allocatable_mismatches(plain(items), plain(expected)),
+            "_k8s_fabric_teardown": lambda live, fabric: fabric_teardown(plain(live), plain(fabric)),
+            "_sriov_drain_plan": lambda states, policies: sriov_drain_plan(plain(states), plain(policies)),
+            "_allocatable_mismatches": lambda items, expected: allocatable_mismatches(plain(items), plain(expected)),
         }

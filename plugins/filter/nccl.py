@@ -61,4 +61,4 @@ def nccl_configmap(nodes, name=DEFAULT_NAME, namespace='default', labels=None):
 
 class FilterModule(object):
     def filters(self):
-        return {'nccl_env': nccl_env, 'nccl_rails': nccl_rails, 'nccl_collect': nccl_collect, 'nccl_configmap': nccl_configmap}
+        return {'nccl_env': nccl_env, '_nccl_rails': nccl_rails, '_nccl_collect': nccl_collect, 'nccl_configmap': nccl_configmap}

@@ -19,4 +19,4 @@ def output_file_problems_filter(written, sources=None, read=None, host='all roce
 
 class FilterModule(object):
     def filters(self):
-        return {'output_file_problems': output_file_problems_filter}
+        return {'_output_file_problems': output_file_problems_filter}

@@ -38,4 +38,4 @@ def vlan_gateway_plans(hostvars, host, nodes=None):
 
 class FilterModule(object):
     def filters(self):
-        return {'vlan_gateway_fabric': vlan_gateway_fabric, 'vlan_gateway_plan': vlan_gateway_plan, 'vlan_gateway_plans': vlan_gateway_plans}
+        return {'_vlan_gateway_fabric': vlan_gateway_fabric, 'vlan_gateway_plan': vlan_gateway_plan, 'vlan_gateway_plans': vlan_gateway_plans}

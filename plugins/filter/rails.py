@@ -3,14 +3,14 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters over the rail model (module_utils/_fabric/rails.py, docs/inventory.md "Rails").
 
-gpufabric.roce.node_rails(node_vars, position)
+gpufabric.roce._node_rails(node_vars, position)
     The node's rails with per-node subnets and gateways derived ([] for a one-rail node).
-gpufabric.roce.rail_attachments(node_vars, node_name, position, name_prefix, resource_prefix, ipam, nv_ipam_pool)
+gpufabric.roce._rail_attachments(node_vars, node_name, position, name_prefix, resource_prefix, ipam, nv_ipam_pool)
     Per rail, the SriovNetwork and SR-IOV resource a pod on that node attaches to: what the
     sriov_networks role renders for the node, named by the same functions.
-gpufabric.roce.pod_attachment(node_vars, node_name, name_prefix, resource_prefix, ipam)
+gpufabric.roce._pod_attachment(node_vars, node_name, name_prefix, resource_prefix, ipam)
     The same for a one-rail node: {network, resource}.
-gpufabric.roce.rail_tos(node_vars, rail=None)
+gpufabric.roce._rail_tos(node_vars, rail=None)
     The ToS of the node's rail (or of a one-rail node) under its QoS (roce_qos, docs/qos.md), None when QoS is off:
     what rdma_verify passes perftest as its traffic class.
 """
@@ -90,5 +90,5 @@ def rail_tos(node_vars, rail=None):
 
 class FilterModule(object):
     def filters(self):
-        return {'node_rails': node_rails, 'rail_attachments': rail_attachments, 'pod_attachment': pod_attachment,
-                'rail_tos': rail_tos}
+        return {'_node_rails': node_rails, '_rail_attachments': rail_attachments, '_pod_attachment': pod_attachment,
+                '_rail_tos': rail_tos}

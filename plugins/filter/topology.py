@@ -48,4 +48,4 @@ def rail_data_direct_filter(facts, pfs, overrides=None):
 
 class FilterModule(object):
     def filters(self):
-        return {'gpu_nic_affinity': gpu_nic_affinity, 'rail_data_direct': rail_data_direct_filter}
+        return {'gpu_nic_affinity': gpu_nic_affinity, '_rail_data_direct': rail_data_direct_filter}

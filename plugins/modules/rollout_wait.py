@@ -28,13 +28,13 @@ description:
     the policies into the state, so C(Succeeded) alone is never taken as synced.
   - A node whose state carries these policies and reports C(syncStatus=Failed) fails the task at once, with
     its C(lastSyncError) and the node's name.
-  - C(check=sriov_drain) (teardown) waits until every node of O(expected) (the P(gpufabric.roce.sriov_drain_plan#filter)
+  - C(check=sriov_drain) (teardown) waits until every node of O(expected) (the P(gpufabric.roce._sriov_drain_plan#filter)
     filter's result, read before the policies were deleted) has a SriovNetworkNodeState whose C(spec.interfaces) carry no
     VF group of the deleted policies and whose C(syncStatus) is C(Succeeded), and until each released PF the operator had made VFs on
     reports none in C(status.interfaces) (VFs made on the host, C(externallyManaged), stay, and the host half of the teardown
     removes them). A node whose state is gone has nothing left to release.
   - C(check=nic_config) waits until every rail NIC of O(expected) (the C(devices) of the
-    P(gpufabric.roce.nic_config_templates#filter) filter) is listed in its NicConfigurationTemplate's C(status.nicDevices) -
+    P(gpufabric.roce._nic_config_templates#filter) filter) is listed in its NicConfigurationTemplate's C(status.nicDevices) -
     a NicDevice of the node has a port at the rail's PCI address and the NIC Configuration Operator matched it to that
     template alone (a NIC two templates select is listed by neither). It does not wait for the firmware - a device whose
     nvconfig changes stays C(PendingReboot) until the operator's maintenance reboots the node; the progress line counts the
@@ -57,9 +57,9 @@ options:
       - For C(check=sriov_sync), the C(nodes) list returned by the P(gpufabric.roce.sriov_manifests#filter)
         filter, each with C(node_name), C(interfaces) (C(name), C(numVfs), C(mtu)) and C(resources)
         (resource name to VF count). Nodes without C(resources) skip the allocatable check.
-      - For C(check=sriov_drain), the P(gpufabric.roce.sriov_drain_plan#filter) filter's result, with each node's C(node_name),
+      - For C(check=sriov_drain), the P(gpufabric.roce._sriov_drain_plan#filter) filter's result, with each node's C(node_name),
         the deleted C(policies) and the C(interfaces) (C(name), C(externallyManaged)) they configured.
-      - For C(check=nic_config), the C(devices) of the P(gpufabric.roce.nic_config_templates#filter) filter, each with
+      - For C(check=nic_config), the C(devices) of the P(gpufabric.roce._nic_config_templates#filter) filter, each with
         C(node_name), C(rail), C(pci_address) and C(template).
     type: list
     elements: dict
@@ -110,7 +110,7 @@ EXAMPLES = r"""
   gpufabric.roce.rollout_wait:
     check: sriov_drain
     namespace: nvidia-network-operator
-    expected: "{{ node_states | gpufabric.roce.sriov_drain_plan(['roce-node1', 'roce-node2']) }}"
+    expected: "{{ node_states | gpufabric.roce._sriov_drain_plan(['roce-node1', 'roce-node2']) }}"
     timeout: 1800
 """
 

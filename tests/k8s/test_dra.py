@@ -225,7 +225,7 @@ def test_without_alignment_the_node_without_shared_roots_gets_one_vf_of_every_ra
 
 
 def test_rdma_verify_pod_mode_claims_through_the_templates_and_its_pods_land_one_per_node(dra_cluster):
-    """rdma_verify's pod mode in DRA mode: its one template of test pods (rails as gpufabric.roce.rail_attachments names
+    """rdma_verify's pod mode in DRA mode: its one template of test pods (rails as gpufabric.roce._rail_attachments names
     them) claims a VF of every rail through the rendered templates; kube-scheduler places one pod per node."""
     kube, index = dra_cluster["kube"], _device_index(dra_cluster["slices"])
     for t in dra_cluster["plain"]["claim_templates"]:

@@ -2,7 +2,7 @@
 # Copyright: (c) 2026, gpufabric.roce maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Derive the nodes' vlan_gateway arguments from the shared roce_* inventory variables
-(see docs/inventory.md). Pure logic behind the gpufabric.roce.vlan_gateway_fabric and
+(see docs/inventory.md). Pure logic behind the gpufabric.roce._vlan_gateway_fabric and
 gpufabric.roce.vlan_gateway_plan filters.
 
 At fleet scale the whole group is validated once (``fabric_table``: O(N log N), every problem

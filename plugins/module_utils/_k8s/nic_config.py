@@ -59,7 +59,7 @@ PCI_RE = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]\Z")
 # systemd's predictable names of a PCI netdev: en[P<domain>]p<bus>s<slot>[f<function>][np<port>], numbers in decimal.
 PREDICTABLE_RE = re.compile(r"^en(?:P([0-9]+))?p([0-9]+)s([0-9]+)(?:f([0-9]+))?(?:np[0-9]+)?\Z")
 # The cluster settings read besides each node's own; the caller passes every one (the filter
-# gpufabric.roce.nic_config_templates fills in the role's defaults/main.yml and _fabric.rails.ROCE_DEFAULTS,
+# gpufabric.roce._nic_config_templates fills in the role's defaults/main.yml and _fabric.rails.ROCE_DEFAULTS,
 # plugin_utils/_role_defaults.py). roce_nic_config_node_selector has no default: unset, no selector is added.
 NIC_CONFIG_DEFAULT_KEYS = ("sriov_networks_namespace", "sriov_networks_name_prefix", "roce_num_vfs", "roce_qos_via")
 QOS_VIA = ("host", "operator")
@@ -342,7 +342,7 @@ def render_nic_config_templates(table, hostvars, hosts=None, cfg=None):
     return {"templates": templates, "devices": devices}
 
 
-# What the sriov_networks role reads of each node for the templates (filter gpufabric.roce.nic_config_templates).
+# What the sriov_networks role reads of each node for the templates (filter gpufabric.roce._nic_config_templates).
 NIC_CONFIG_PER_HOST_KEYS = ("roce_node_name", "roce_qos_via", "roce_nic_type", "roce_pf_pci_address", "roce_rails", "roce_rail_overrides",
                             "roce_num_vfs")
 CONFIG_CONDITION = "ConfigUpdateInProgress"

@@ -39,7 +39,7 @@ SRIOV_API_VERSION = "sriovnetwork.openshift.io/v1"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 
 # The cluster-wide and per-node settings read besides each node's own; the caller passes every one (the filter
-# gpufabric.roce.sriov_pool_configs fills in the role's defaults/main.yml, plugin_utils/_role_defaults.py).
+# gpufabric.roce._sriov_pool_configs fills in the role's defaults/main.yml, plugin_utils/_role_defaults.py).
 POOL_DEFAULT_KEYS = (
     "sriov_networks_pool_config",
     "sriov_networks_pool_name",

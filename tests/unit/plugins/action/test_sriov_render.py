@@ -46,7 +46,7 @@ def test_renders_what_the_three_filters_render_as_one_json_text():
     assert not out.get("failed") and out["changed"] is False
     objects = json.loads(out["objects"])
     rendered = FILTERS["sriov_manifests"](hv, hosts, {"roce_num_vfs": 8})
-    pools = FILTERS["sriov_pool_configs"](hv, rendered["nodes"], {})
+    pools = FILTERS["_sriov_pool_configs"](hv, rendered["nodes"], {})
     assert objects["policies"] == rendered["policies"] and objects["networks"] == rendered["networks"]
     assert objects["nodes"] == rendered["nodes"] and objects["pool_configs"] == pools["pool_configs"]
     assert out["pools"] == pools["pools"] and len(out["pools"]) == 2

@@ -1,8 +1,8 @@
 # Copyright: (c) 2026, gpufabric.roce maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The path of the Data Direct refusal, filter to filter as roles/preflight and roles/sriov_networks/tasks/data_direct.yml
-chain them: rdma_facts of a fake Data Direct node -> gpufabric.roce.rail_data_direct (the node's preflight_data_direct) ->
-gpufabric.roce.nccl_collect (the controller's raw read of every node) -> gpufabric.roce.dra_data_direct."""
+chain them: rdma_facts of a fake Data Direct node -> gpufabric.roce._rail_data_direct (the node's preflight_data_direct) ->
+gpufabric.roce._nccl_collect (the controller's raw read of every node) -> gpufabric.roce._dra_data_direct."""
 
 import os
 
@@ -14,9 +14,9 @@ from ansible_collections.gpufabric.roce.plugins.filter.nccl import FilterModule 
 from ansible_collections.gpufabric.roce.plugins.filter.topology import FilterModule as TopologyFilters
 from ansible_collections.gpufabric.roce.plugins.module_utils._host import rdma_facts as rf
 
-rail_data_direct = TopologyFilters().filters()['rail_data_direct']
-collect = NcclFilters().filters()['nccl_collect']
-check = K8sFilters().filters()['dra_data_direct']
+rail_data_direct = TopologyFilters().filters()['_rail_data_direct']
+collect = NcclFilters().filters()['_nccl_collect']
+check = K8sFilters().filters()['_dra_data_direct']
 RAILS = [{'name': 'rail0', 'pf': 'ens1np0'}, {'name': 'rail1', 'pf': 'ens9np0'}]
 
 

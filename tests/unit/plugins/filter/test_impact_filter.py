@@ -1,4 +1,4 @@
-"""gpufabric.roce.impact_report: the nodes' variables are read only when the run selected the host phase."""
+"""gpufabric.roce._impact_report: the nodes' variables are read only when the run selected the host phase."""
 
 import pathlib
 import re

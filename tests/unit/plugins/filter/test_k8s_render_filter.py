@@ -26,29 +26,29 @@ def hostvars():
 def test_all_filters_are_exposed():
     assert set(FILTERS) == {
         "sriov_manifests",
-        "sriov_validate",
-        "sriov_pool_configs",
-        "dra_data_direct",
-        "sriov_pool_overlaps",
-        "nic_cluster_policy",
-        "nic_node_policies",
+        "_sriov_validate",
+        "_sriov_pool_configs",
+        "_dra_data_direct",
+        "_sriov_pool_overlaps",
+        "_nic_cluster_policy",
+        "_nic_node_policies",
         "network_operator_helm_values",
-        "network_operator_gitops_roots",
-        "network_operator_chart_reference",
-        "k8s_yaml_documents",
-        "ncp_unready_components",
-        "deployments_unavailable",
-        "sriov_node_states_pending",
-        "sriov_node_states_failed",
-        "k8s_managed_orphans",
-        "k8s_fabric_teardown",
-        "sriov_drain_plan",
-        "k8s_fabric_ownership",
-        "network_operator_flux",
-        "network_operator_argocd",
-        "k8s_kustomization",
-        "allocatable_mismatches",
-        "nic_config_templates",
+        "_network_operator_gitops_roots",
+        "_network_operator_chart_reference",
+        "_k8s_yaml_documents",
+        "_ncp_unready_components",
+        "_deployments_unavailable",
+        "_sriov_node_states_pending",
+        "_sriov_node_states_failed",
+        "_k8s_managed_orphans",
+        "_k8s_fabric_teardown",
+        "_sriov_drain_plan",
+        "_k8s_fabric_ownership",
+        "_network_operator_flux",
+        "_network_operator_argocd",
+        "_k8s_kustomization",
+        "_allocatable_mismatches",
+        "_nic_config_templates",
     }
 
 
@@ -72,9 +72,9 @@ def test_sriov_manifests_raises_filter_error_with_every_problem():
 
 def test_sriov_validate_returns_messages():
     hv = hostvars()
-    assert FILTERS["sriov_validate"](hv, ["node1", "node2"], {}) == []
+    assert FILTERS["_sriov_validate"](hv, ["node1", "node2"], {}) == []
     hv["node2"]["roce_pod_gateway"] = "10.255.0.9"
-    msgs = FILTERS["sriov_validate"](hv, ["node1", "node2"], {})
+    msgs = FILTERS["_sriov_validate"](hv, ["node1", "node2"], {})
     assert msgs == [
         'node2: roce_pod_gateway="10.255.0.9": gateway is outside the node\'s pod subnet 10.255.0.4/30. '
         "Fix: pick a host address inside 10.255.0.4/30 (the address vlan_gateway puts on <roce_pf>.<roce_vlan_id>)"
@@ -83,28 +83,28 @@ def test_sriov_validate_returns_messages():
 
 def test_network_operator_filters_raise_filter_errors():
     with pytest.raises(AnsibleFilterError, match="network_operator_ipam"):
-        FILTERS["nic_cluster_policy"]({"network_operator_ipam": "bogus"})
+        FILTERS["_nic_cluster_policy"]({"network_operator_ipam": "bogus"})
     assert FILTERS["network_operator_helm_values"]({})["sriovNetworkOperator"] == {"enabled": True}
-    assert FILTERS["network_operator_chart_reference"]({})["version"] == "26.7.1"
+    assert FILTERS["_network_operator_chart_reference"]({})["version"] == "26.7.1"
 
 
 def test_nic_node_policies_reads_the_groups_from_the_nodes_variables():
     hv = {"gpu1": {"network_operator_node_group": "h100", "network_operator_node_group_selector": {"pool": "h100"}},
           "gpu2": {"network_operator_node_group": "b200", "network_operator_node_group_selector": {"pool": "b200"}}}
     cfg = {"network_operator_node_policies": True, "network_operator_ofed_driver": True, "network_operator_chart_version": "26.4.1"}
-    out = FILTERS["nic_node_policies"](cfg, hv, ["gpu1", "gpu2"])
+    out = FILTERS["_nic_node_policies"](cfg, hv, ["gpu1", "gpu2"])
     assert [(p["metadata"]["name"], p["spec"]["nodeSelector"]) for p in out["nic_node_policies"]] == [("b200", {"pool": "b200"}), ("h100", {"pool": "h100"})]
     assert "ofedDriver" not in out["nic_cluster_policy"]["spec"]
     # Off (the default), the nodes' variables are not read and the NicClusterPolicy keeps every component.
-    off = FILTERS["nic_node_policies"](dict(cfg, network_operator_node_policies=False), {"gpu1": {"network_operator_node_group": "BAD"}}, ["gpu1"])
+    off = FILTERS["_nic_node_policies"](dict(cfg, network_operator_node_policies=False), {"gpu1": {"network_operator_node_group": "BAD"}}, ["gpu1"])
     assert off["nic_node_policies"] == [] and "ofedDriver" in off["nic_cluster_policy"]["spec"]
     with pytest.raises(AnsibleFilterError, match="gpu1: network_operator_node_group="):
-        FILTERS["nic_node_policies"](cfg, {"gpu1": {"network_operator_node_group": "BAD"}}, ["gpu1"])
+        FILTERS["_nic_node_policies"](cfg, {"gpu1": {"network_operator_node_group": "BAD"}}, ["gpu1"])
 
 
 def test_yaml_documents_round_trip():
     out = FILTERS["sriov_manifests"](hostvars(), ["node1", "node2"], {})
-    text = FILTERS["k8s_yaml_documents"](out["networks"])
+    text = FILTERS["_k8s_yaml_documents"](out["networks"])
     assert text.startswith("---\n")
     docs = list(yaml.safe_load_all(text))
     assert docs == out["networks"]
@@ -117,11 +117,11 @@ def test_sriov_pool_configs_reads_each_nodes_pool_from_hostvars_and_fails_with_t
     hv["node2"]["sriov_networks_pool_name"] = "rack-b"
     hv["node2"]["sriov_networks_pool_max_unavailable"] = 1
     nodes = FILTERS["sriov_manifests"](hv, ["node1", "node2"])["nodes"]
-    out = FILTERS["sriov_pool_configs"](hv, nodes, {"sriov_networks_pool_max_unavailable": "10%"})
+    out = FILTERS["_sriov_pool_configs"](hv, nodes, {"sriov_networks_pool_max_unavailable": "10%"})
     assert [(o["metadata"]["name"], o["spec"]["maxUnavailable"]) for o in out["pool_configs"]] == [("roce-pool", 1), ("roce-pool-rack-b", 1)]
     hv["node1"]["sriov_networks_pool_max_unavailable"] = "0%"
     with pytest.raises(AnsibleFilterError, match=r'node1: sriov_networks_pool_max_unavailable="0%": .*Fix: '):
-        FILTERS["sriov_pool_configs"](hv, nodes, {})
+        FILTERS["_sriov_pool_configs"](hv, nodes, {})
 
 
 class CountingHostVars(FakeHostVars):
@@ -145,17 +145,17 @@ class CountingHostVars(FakeHostVars):
 def test_nic_config_templates_reads_only_roce_qos_via_when_every_node_applies_qos_the_host_way():
     hv = CountingHostVars(hostvars())
     hv["node1"].update(roce_qos={}, roce_nic_type="cx7")  # would fail if it were read
-    assert FILTERS["nic_config_templates"](hv, ["node1", "node2"], {}) == {"templates": [], "devices": []}
+    assert FILTERS["_nic_config_templates"](hv, ["node1", "node2"], {}) == {"templates": [], "devices": []}
     assert hv.read == {"roce_qos_via"}
     hv["node2"]["roce_qos_via"] = "host"
-    assert FILTERS["nic_config_templates"](hv, ["node1", "node2"], {"roce_qos_via": "host"}) == {"templates": [], "devices": []}
+    assert FILTERS["_nic_config_templates"](hv, ["node1", "node2"], {"roce_qos_via": "host"}) == {"templates": [], "devices": []}
 
 
 def test_nic_config_templates_renders_the_operator_nodes_and_raises_with_every_problem():
     hv = hostvars()
     for h in ("node1", "node2"):
         hv[h].update(roce_qos={}, roce_qos_via="operator", roce_nic_type="1021")
-    out = FILTERS["nic_config_templates"](hv, ["node1", "node2"], {"sriov_networks_namespace": "nvidia-network-operator"})
+    out = FILTERS["_nic_config_templates"](hv, ["node1", "node2"], {"sriov_networks_namespace": "nvidia-network-operator"})
     assert [t["metadata"]["name"] for t in out["templates"]] == ["roce-node1-1021", "roce-node2-1021"]
     assert [(d["node_name"], d["pci_address"], d["template"]) for d in out["devices"]] == [
         ("node1", "0000:9d:00.0", "roce-node1-1021"),
@@ -164,7 +164,7 @@ def test_nic_config_templates_renders_the_operator_nodes_and_raises_with_every_p
     hv["node1"]["roce_nic_type"] = "cx7"
     hv["node2"]["roce_pf_pci_address"] = "9d:00.0"
     with pytest.raises(AnsibleFilterError, match=r"2 problems found; nothing was rendered or applied") as err:
-        FILTERS["nic_config_templates"](hv, ["node1", "node2"], {})
+        FILTERS["_nic_config_templates"](hv, ["node1", "node2"], {})
     assert 'node1: roce_nic_type="cx7": is not a PCI device id' in str(err.value)
     assert 'node2: roce_pf_pci_address="9d:00.0": is not a PCI address' in str(err.value)
 
@@ -175,18 +175,18 @@ def test_nic_config_templates_uses_the_plans_table_only_when_it_has_every_host()
         hv[h].update(roce_qos={}, roce_qos_via="operator", roce_nic_type="1021")
     table = fabric_table({h: hv[h] for h in ("node1", "node2")}, ["node1", "node2"])
     table["qos_profiles"][0]["tos"] = 98  # only the plan's table says so
-    out = FILTERS["nic_config_templates"](hv, ["node1", "node2"], {}, table)
+    out = FILTERS["_nic_config_templates"](hv, ["node1", "node2"], {}, table)
     assert {t["spec"]["template"]["roceOptimized"]["qos"]["tos"] for t in out["templates"]} == {98}
     del table["nodes"]["node2"]  # a plan without node2: the table is made here
-    out = FILTERS["nic_config_templates"](hv, ["node1", "node2"], {}, table)
+    out = FILTERS["_nic_config_templates"](hv, ["node1", "node2"], {}, table)
     assert {t["spec"]["template"]["roceOptimized"]["qos"]["tos"] for t in out["templates"]} == {106}
 
 
 def test_nic_node_policies_off_reads_no_group_variables_and_a_non_boolean_is_named():
     nodes = FakeHostVars(node1={"network_operator_node_group": 5}, node2={"network_operator_node_group": 5})
     # Off, in any spelling Ansible reads as false: the nodes' (here bad) group variables are not read.
-    off = FILTERS["nic_node_policies"]({"network_operator_node_policies": False}, nodes, ["node1", "node2"])
+    off = FILTERS["_nic_node_policies"]({"network_operator_node_policies": False}, nodes, ["node1", "node2"])
     assert off["nic_node_policies"] == []
     # Not a boolean: read as on, and the render refuses the value itself.
     with pytest.raises(AnsibleFilterError, match="network_operator_node_policies.*must be a boolean"):
-        FILTERS["nic_node_policies"]({"network_operator_node_policies": "maybe"}, nodes, ["node1", "node2"])
+        FILTERS["_nic_node_policies"]({"network_operator_node_policies": "maybe"}, nodes, ["node1", "node2"])

@@ -1,6 +1,6 @@
 # Copyright: (c) 2026, gpufabric.roce maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""gpufabric.roce.nccl_collect: every node's NCCL settings, read raw, templated only where a template is."""
+"""gpufabric.roce._nccl_collect: every node's NCCL settings, read raw, templated only where a template is."""
 
 import pytest
 from ansible.errors import AnsibleFilterError
@@ -8,7 +8,7 @@ from fake_hostvars import FakeHostVars
 
 from ansible_collections.gpufabric.roce.plugins.filter.nccl import FilterModule
 
-collect = FilterModule().filters()['nccl_collect']
+collect = FilterModule().filters()['_nccl_collect']
 ENV = {'NCCL_IB_HCA': '=mlx5_0:1', 'NCCL_IB_GID_INDEX': '3'}
 
 

@@ -12,7 +12,7 @@ import pytest
 from ansible_collections.gpufabric.roce.plugins.filter.output_files import FilterModule
 from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_checks import output_dir_problems, output_file_problems
 
-F = FilterModule().filters()["output_file_problems"]
+F = FilterModule().filters()["_output_file_problems"]
 
 
 @pytest.fixture

@@ -195,15 +195,15 @@ def test_slice_of_a_host_outside_the_table():
 
 def test_fabric_filter_plugin():
     filters = FilterModule().filters()
-    table = filters['vlan_gateway_fabric'](REFERENCE, NODES)
+    table = filters['_vlan_gateway_fabric'](REFERENCE, NODES)
     assert filters['vlan_gateway_plan'](table, 'node2')['routes'] == [{'dst': '10.255.0.0/30', 'via': '10.255.0.2', 'onlink': True}]
     with pytest.raises(AnsibleFilterError, match='node2: roce_pod_gateway="10.255.1.6": is outside'):
-        filters['vlan_gateway_fabric'](with_vars('node2', roce_pod_gateway='10.255.1.6'), NODES)
+        filters['_vlan_gateway_fabric'](with_vars('node2', roce_pod_gateway='10.255.1.6'), NODES)
 
 
 def test_filter_reads_raw_host_variables_and_templates_only_templates():
     hv = FakeHostVars(fleet(3, n0002={'roce_pf': '{{ pf_of_rack }}'}), {'{{ pf_of_rack }}': 'ens1f0'})
-    table = FilterModule().filters()['vlan_gateway_fabric'](hv, list(hv))
+    table = FilterModule().filters()['_vlan_gateway_fabric'](hv, list(hv))
     assert hv.rendered == [('n0002', 'roce_pf')]
     assert table['nodes']['n0002']['rails'][0]['pf'] == 'ens1f0' and table['nodes']['n0001']['rails'][0]['pf'] == 'enp157s0np0'
 

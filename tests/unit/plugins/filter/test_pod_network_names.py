@@ -65,7 +65,7 @@ def test_every_node_with_a_bad_name_is_reported_at_once():
 
 
 def test_the_fabric_filter_of_the_validation_play_refuses_them():
-    f = FilterModule().filters()['vlan_gateway_fabric']
+    f = FilterModule().filters()['_vlan_gateway_fabric']
     with pytest.raises(AnsibleFilterError, match=r'roce_pf="eth0;reboot": is not a valid interface name'):
         f(_with(roce_pf='eth0;reboot'), NODES)
 

@@ -27,20 +27,20 @@ def test_attachments_name_what_the_sriov_render_names():
     hv["gpu-b"]["roce_rail_overrides"] = {"rail2": {"network_name": "storage", "resource_name": "storage_b"}}
     rendered = render_sriov(hosts, hv, with_role_defaults("sriov_networks", SRIOV_DEFAULT_KEYS))
     for i, host in enumerate(hosts):
-        att = F["rail_attachments"](hv[host], host, i)
+        att = F["_rail_attachments"](hv[host], host, i)
         entry = next(n for n in rendered["nodes"] if n["host"] == host)
         assert [(a["network"], a["resource"]) for a in att] == [(r["network"], r["resource"]) for r in entry["rails"]]
-    assert F["rail_attachments"](hv["gpu-b"], "gpu-b", 1)[2] == {"rail": "rail2", "network": "storage-gpu-b", "resource": "nvidia.com/storage_b"}
-    assert F["rail_attachments"]({"roce_pf": "p"}, "one-rail") == []
+    assert F["_rail_attachments"](hv["gpu-b"], "gpu-b", 1)[2] == {"rail": "rail2", "network": "storage-gpu-b", "resource": "nvidia.com/storage_b"}
+    assert F["_rail_attachments"]({"roce_pf": "p"}, "one-rail") == []
 
 
 def test_node_rails_refuses_with_field_and_fix():
     with pytest.raises(AnsibleFilterError, match=r"roce_rails\[rail0\]\.subnet.*Fix: set subnet_pool"):
-        F["node_rails"]({"roce_rails": [{"name": "rail0", "pf": "p"}]})
+        F["_node_rails"]({"roce_rails": [{"name": "rail0", "pf": "p"}]})
 
 
 def test_a_multirail_pod_requests_one_vf_of_every_rail_and_attaches_every_rail():
-    att = F["rail_attachments"]({"roce_rails": PLAN}, "gpu-a", 0)
+    att = F["_rail_attachments"]({"roce_rails": PLAN}, "gpu-a", 0)
     pods = pod_manifests([{"host": "gpu-a", "node_name": "gpu-a", "network": "ignored", "resource": "ignored/x", "rails": att}],
                          {"image": "perftest:1"})
     pod = pods[0]

@@ -20,12 +20,13 @@ FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures')
 
 
 def test_filter_names():
-    assert sorted(F) == ['perftest_parse', 'perftest_thresholds', 'rdma_ping_parse', 'rdma_pod_net1_address', 'rdma_pod_placement',
-                         'rdma_pod_rail_addresses', 'rdma_report_html', 'rdma_report_junit', 'rdma_report_summary',
-                         'rdma_report_table', 'rdma_verify_fabric_nodes', 'rdma_verify_isolation_plan', 'rdma_verify_matrix',
-                         'rdma_verify_pcie_findings', 'rdma_verify_plan',
-                         'rdma_verify_pod_manifests', 'rdma_verify_remeasure_plan', 'rdma_verify_round_records',
-                         'rdma_verify_verdicts']
+    assert sorted(F, key=lambda n: n.lstrip('_')) == [
+        '_perftest_parse', '_perftest_thresholds', '_rdma_ping_parse', '_rdma_pod_net1_address', '_rdma_pod_placement',
+                         '_rdma_pod_rail_addresses', 'rdma_report_html', '_rdma_report_junit', '_rdma_report_summary',
+                         '_rdma_report_table', '_rdma_verify_fabric_nodes', '_rdma_verify_isolation_plan', '_rdma_verify_matrix',
+                         '_rdma_verify_pcie_findings', '_rdma_verify_plan',
+                         '_rdma_verify_pod_manifests', '_rdma_verify_remeasure_plan', '_rdma_verify_round_records',
+                         '_rdma_verify_verdicts']
     # every filter has its ansible-doc file next to the plugin
     here = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', 'plugins', 'filter')
     assert all(os.path.exists(os.path.join(here, name + '.yml')) for name in F)
@@ -33,15 +34,15 @@ def test_filter_names():
 
 def test_plan_error_is_a_filter_error():
     with pytest.raises(AnsibleFilterError) as err:
-        F['rdma_verify_plan'](['node1'], {'node1': '10.255.0.2'})
+        F['_rdma_verify_plan'](['node1'], {'node1': '10.255.0.2'})
     assert str(err.value) == ('(play): rdma_verify_hosts=["node1"]: a ring needs at least two nodes. '
                               'Fix: run the role against two or more hosts of roce_nodes')
 
 
 def test_matrix_from_hostvars():
-    plan = F['rdma_verify_plan'](['node1', 'node2'], {'node1': '10.255.0.2', 'node2': '10.255.0.6'})
+    plan = F['_rdma_verify_plan'](['node1', 'node2'], {'node1': '10.255.0.2', 'node2': '10.255.0.6'})
     with open(os.path.join(FIXTURES, 'perftest', 'write_bw.client.stdout')) as f:
-        metrics = F['perftest_parse'](f.read())['metrics']
+        metrics = F['_perftest_parse'](f.read())['metrics']
     hostvars = {
         'node1': {'__rdma_verify_records': [
             {'kind': 'ping', 'side': 'client', 'client': 'node1', 'server': 'node2', 'ok': True,
@@ -50,10 +51,10 @@ def test_matrix_from_hostvars():
              'msg': '', 'metrics': metrics, 'gid_index': 3}]},
         'node2': {},  # failed early: no records
     }
-    matrix = F['rdma_verify_matrix'](hostvars, ['node1', 'node2'], plan['rounds'], ['ib_write_bw'])
+    matrix = F['_rdma_verify_matrix'](hostvars, ['node1', 'node2'], plan['rounds'], ['ib_write_bw'])
     assert [(r['pair'], r['passed']) for r in matrix['pairs']] == [('node1 -> node2', True), ('node2 -> node1', False)]
     assert matrix['pairs'][0]['checks']['bw']['gid_index'] == 3
-    assert F['rdma_report_table'](matrix).splitlines()[-3:] == [
+    assert F['_rdma_report_table'](matrix).splitlines()[-3:] == [
         '1 of 2 pairs passed',
         'FAIL node2 -> node1: ping: not run (no result from the client host)',
         'FAIL node2 -> node1: bw: not run (no result from the client host)',
@@ -62,11 +63,11 @@ def test_matrix_from_hostvars():
 
 def test_thresholds_on_parsed_metrics():
     with open(os.path.join(FIXTURES, 'perftest', 'write_lat.client.stdout')) as f:
-        metrics = F['perftest_parse'](f.read())['metrics']
-    out = F['perftest_thresholds'](metrics, 'ib_write_lat', 'node1', '10.255.0.6', None, 100.0)
+        metrics = F['_perftest_parse'](f.read())['metrics']
+    out = F['_perftest_thresholds'](metrics, 'ib_write_lat', 'node1', '10.255.0.6', None, 100.0)
     assert out['failures'] == ['node1: ib_write_lat client to 10.255.0.6: average latency 4071.18 us (64-byte messages) '
                                'is above max_lat_us=100']
-    assert F['perftest_thresholds'](metrics, 'ib_write_lat', 'node1', '10.255.0.6', None, 5000.0)['failures'] == []
+    assert F['_perftest_thresholds'](metrics, 'ib_write_lat', 'node1', '10.255.0.6', None, 5000.0)['failures'] == []
 
 
 def test_pcie_findings_per_node():
@@ -75,5 +76,5 @@ def test_pcie_findings_per_node():
         {'severity': 'note', 'message': '0000:3b:00.0 (GPU): idle'},
     ]
     hv = {'n1': {'ansible_facts': {'rdma': {'pcie': {'findings': findings}}}}, 'n2': {'ansible_facts': {}}}
-    out = F['rdma_verify_pcie_findings'](hv, ['n1', 'n2', 'n3'])
+    out = F['_rdma_verify_pcie_findings'](hv, ['n1', 'n2', 'n3'])
     assert list(out) == ['n1'] and out['n1'][0].startswith('0000:17:00.0') and out['n1'][1] == 'note: 0000:3b:00.0 (GPU): idle'

@@ -138,7 +138,7 @@ def test_the_host_name_is_taken_off_every_sentence_it_starts_only():
 
 def test_the_filter_is_the_message():
     hv = _fleet(2)
-    assert FilterModule().filters()["grouped_findings"](hv, ["node1", "node2"], KEY, "node2", "not ready") == fi.message(
+    assert FilterModule().filters()["_grouped_findings"](hv, ["node1", "node2"], KEY, "node2", "not ready") == fi.message(
         hv, ["node1", "node2"], KEY, "node2", "not ready")
 
 
@@ -168,4 +168,4 @@ def test_the_per_node_checks_keep_their_findings_and_fail_with_the_grouped_messa
     assert tasks.index(facts[0]) < tasks.index(asserts[0])
     check = asserts[0]["ansible.builtin.assert"]
     assert check["that"] == "%s | length == 0" % key
-    assert "gpufabric.roce.grouped_findings(ansible_play_batch, '%s', inventory_hostname" % key in " ".join(check["fail_msg"].split())
+    assert "gpufabric.roce._grouped_findings(ansible_play_batch, '%s', inventory_hostname" % key in " ".join(check["fail_msg"].split())

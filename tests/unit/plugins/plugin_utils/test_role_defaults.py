@@ -102,11 +102,11 @@ def test_the_filters_fill_in_the_role_defaults():
 def test_the_network_operator_filters_fill_in_the_role_defaults():
     f = FilterModule().filters()
     role = _role_file("network_operator")
-    chart = f["network_operator_chart_reference"]({})
+    chart = f["_network_operator_chart_reference"]({})
     assert chart["namespace"] == role["network_operator_namespace"] and chart["version"] == role["network_operator_chart_version"]
     values = f["network_operator_helm_values"](None)
     assert values["sriovNetworkOperator"]["enabled"] is role["network_operator_sriov_enabled"]
-    policy = f["nic_cluster_policy"]({})
+    policy = f["_nic_cluster_policy"]({})
     # Its role default is derived from roce_qos_via (host by default): without it the operator is not deployed.
     assert "nicConfigurationOperator" not in policy["spec"]
-    assert "nicConfigurationOperator" in f["nic_cluster_policy"]({"network_operator_nic_configuration_operator": True})["spec"]
+    assert "nicConfigurationOperator" in f["_nic_cluster_policy"]({"network_operator_nic_configuration_operator": True})["spec"]

@@ -88,7 +88,7 @@ def test_what_the_inventory_determines_needs_no_facts_and_the_rails_come_from_th
     rails = gateway_rails(gateways)
     assert rails == [{'name': 'rail0', 'pf': 'ens1f0np0', 'ipv4': '10.0.0.254', 'tos': 106},
                      {'name': 'rail1', 'pf': 'ens84np0', 'ipv4': '10.0.3.2', 'tos': None}]
-    assert nccl_filter.FilterModule().filters()['nccl_rails'](gateways) == rails
+    assert nccl_filter.FilterModule().filters()['_nccl_rails'](gateways) == rails
     same = [dict(r, tos=106) for r in rails]
     assert inventory_env(same, 'eth0') == {'env': {'NCCL_IB_TC': '106', 'NCCL_SOCKET_IFNAME': 'eth0'}, 'problems': []}
     assert not set(inventory_env(same)['env']) & set(HOST_FACT_SETTINGS)
@@ -97,7 +97,7 @@ def test_what_the_inventory_determines_needs_no_facts_and_the_rails_come_from_th
     differ = [same[0], dict(same[1], tos=98)]
     assert inventory_env(differ)['env'] == {} and nccl_env({}, differ)['problems'][-1] == inventory_env(differ)['problems'][0]
     with pytest.raises(AnsibleFilterError, match='each gateway needs pf and addresses'):
-        nccl_filter.FilterModule().filters()['nccl_rails']([{'pf': 'ens1f0np0'}])
+        nccl_filter.FilterModule().filters()['_nccl_rails']([{'pf': 'ens1f0np0'}])
 
 
 def test_traffic_class_disagreement_is_reported(facts):
