@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # Copyright: (c) 2026, gpufabric.roce maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The controller matrix: ansible-core releases that the pinned .venv (Debian 12, Python 3.11) cannot run, each in a
@@ -37,6 +36,7 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 CELLS_DIR = os.path.join(REPO, ".ci", "controllers")
 CACHE = os.path.join(REPO, ".build", "controllers")
 SUITE = "trixie"
+APT_DIR = "/etc/apt"
 # git: ansible-test lists a collection's files through git (tests/sanity/run.sh).
 PACKAGES = ("python3", "python3-venv", "python3-pip", "ca-certificates", "git")
 # Where the venvs live inside the root filesystem.
@@ -90,14 +90,14 @@ def apt_mirror(suite=None):
         return os.environ["CONTROLLER_MIRROR"]
     suite = suite or host_suite()
     entries = []
-    for path in sorted(glob.glob("/etc/apt/sources.list.d/*.sources")):
+    for path in sorted(glob.glob(os.path.join(APT_DIR, "sources.list.d", "*.sources"))):
         with open(path) as f:
             for stanza in f.read().split("\n\n"):
                 fields = dict(line.split(":", 1) for line in stanza.splitlines() if ":" in line and not line.startswith("#"))
                 uris = fields.get("URIs", "").split()
                 if uris and suite in fields.get("Suites", "").split() and "deb" in fields.get("Types", "").split():
                     entries.append(uris[0].strip())
-    for path in ["/etc/apt/sources.list"] + sorted(glob.glob("/etc/apt/sources.list.d/*.list")):
+    for path in [os.path.join(APT_DIR, "sources.list")] + sorted(glob.glob(os.path.join(APT_DIR, "sources.list.d", "*.list"))):
         if os.path.exists(path):
             with open(path) as f:
                 for line in f:
@@ -237,8 +237,31 @@ def build_rootfs():
     return done
 
 
+# ansible-test's sanity requirements that name a GitHub archive, which this machine's network does not reach (only the
+# package registries): pinned to PyPI's release instead. ansible-test 2.22.0rc1 takes dill from a commit for Python
+# 3.15; PyPI's dill 0.4.1 supports 3.13, the cells' Python. A new archive requirement without a pin stops the build.
+SANITY_PINS = {"dill": "dill==0.4.1"}
+
+
+def pin_sanity_requirements(site):
+    """Rewrite the cell's ansible-test sanity requirements that name a GitHub archive to SANITY_PINS."""
+    for path in glob.glob(os.path.join(site, "ansible_test", "_data", "requirements", "sanity.*.txt")):
+        with open(path) as f:
+            lines = f.read().splitlines(keepends=True)
+        changed = False
+        for i, line in enumerate(lines):
+            words = line.split()
+            if len(words) >= 3 and words[1] == "@" and "://github.com/" in words[2]:
+                if words[0] not in SANITY_PINS:
+                    die("%s asks for %s from GitHub, which is not reachable here; pin it in SANITY_PINS" % (path, words[0]))
+                lines[i], changed = SANITY_PINS[words[0]] + "\n", True
+        if changed:
+            with open(path, "w") as f:
+                f.writelines(lines)
+
+
 def venv_key(root, cell):
-    parts = [os.path.basename(root), inspect.getsource(build_venv)]
+    parts = [os.path.basename(root), inspect.getsource(build_venv), repr(sorted(SANITY_PINS.items()))]
     for path in requirement_files(os.path.join(CELLS_DIR, "ansible-core-%s.txt" % cell)):
         with open(path, "rb") as f:
             parts += [os.path.relpath(path, REPO), f.read()]
@@ -282,6 +305,7 @@ def build_venv(root, cell):
     site = glob.glob(os.path.join(host_venv, "lib", "python3*", "site-packages"))
     if len(site) != 1:
         die("no single site-packages in %s: %s" % (host_venv, site))
+    pin_sanity_requirements(site[0])
     for name in COLLECTIONS:
         dest = os.path.join(site[0], "ansible_collections", *name.split("."))
         os.makedirs(os.path.dirname(dest), exist_ok=True)
@@ -321,7 +345,11 @@ def check_env(cell):
 
 
 def shared_binds():
-    return [p for p in {os.environ.get("GPUFABRIC_SHARED_DIR"), os.environ.get("GPUFABRIC_CRDS_DIR")} if p and os.path.isdir(p)]
+    paths = []
+    for p in (os.environ.get("GPUFABRIC_SHARED_DIR"), os.environ.get("GPUFABRIC_CRDS_DIR")):
+        if p and os.path.isdir(p) and p not in paths:
+            paths.append(p)
+    return paths
 
 
 def git_binds():
@@ -359,7 +387,7 @@ def run_checks(root, selected, pytest_args):
     log("== summary")
     for cell, version, rc, took in results:
         log("  ansible-core %-6s %-24s %-7s %5.0fs" % (cell, version, "passed" if rc == 0 else "FAILED", took))
-    failed = [cell for cell, _, rc, _ in results if rc != 0]
+    failed = [r[0] for r in results if r[2] != 0]
     if failed:
         log("failed on ansible-core %s" % ", ".join(failed))
         return 1
