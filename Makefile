@@ -189,14 +189,17 @@ integration: link
 # and 3.13), each in a venv of a Debian 13 root filesystem that .ci/controller_matrix.py makes with mmdebstrap from this
 # machine's apt mirror and fills with pip as this machine's pip is configured (cached in .build/controllers; rebuilt
 # when the script or a cell's requirements in .ci/controllers change). On each cell, in turn: the unit tests, the
-# render goldens byte for byte and site.yml's validation; a failure names the cell. Needs root. Not in make test yet.
+# render goldens byte for byte and site.yml's validation; a failure names the cell. Then ansible-test sanity with the
+# newest cell's ansible-test (MATRIX_SANITY=0 leaves it out). Needs root. Not in make test yet.
 # MATRIX_CELLS picks cells (default: every .ci/controllers/ansible-core-<cell>.txt); MATRIX_PYTEST replaces the checks.
 MATRIX_CELLS ?=
 MATRIX_PYTEST ?=
+MATRIX_SANITY ?= 1
 matrix: link
 	@echo "== controller matrix (ansible-core on Python 3.13, Debian 13)"
 	start=$$(date +%s)
 	$(BIN)/python .ci/controller_matrix.py run $(MATRIX_CELLS) $(if $(MATRIX_PYTEST),-- $(MATRIX_PYTEST))
+	if [ "$(MATRIX_SANITY)" = 1 ]; then $(BIN)/python .ci/controller_matrix.py sanity; fi
 	echo "make matrix: passed in $$(( $$(date +%s) - start ))s"
 
 # The control-plane harness and stand-ins (lab/k8s) against a real kube-apiserver, kube-scheduler and helm,
