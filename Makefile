@@ -191,8 +191,10 @@ integration: link
 # when the script or a cell's requirements in .ci/controllers change). On each cell, in turn: the unit tests, the
 # render goldens byte for byte and site.yml's validation; a failure names the cell. Then ansible-test sanity with the
 # newest cell's ansible-test (MATRIX_SANITY=0 leaves it out). Needs root. Not in make test yet.
-# MATRIX_CELLS picks cells (default: every .ci/controllers/ansible-core-<cell>.txt); MATRIX_PYTEST replaces the checks.
-MATRIX_CELLS ?=
+# MATRIX_CELLS picks cells (.ci/controllers/ansible-core-<cell>.txt); MATRIX_PYTEST replaces the checks. The floor,
+# 2.16 (on this machine's Python 3.11), is not in the default yet: 12 of its 53 golden and validation checks fail and 7
+# unit test files import 2.19's APIs (issue 44).
+MATRIX_CELLS ?= 2.21 2.22
 MATRIX_PYTEST ?=
 MATRIX_SANITY ?= 1
 matrix: link

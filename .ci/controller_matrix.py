@@ -261,7 +261,8 @@ def pin_sanity_requirements(site):
 
 
 def venv_key(root, cell):
-    parts = [os.path.basename(root), inspect.getsource(build_venv), repr(sorted(SANITY_PINS.items()))]
+    python = host_python(cell)
+    parts = ["host " + python if python else os.path.basename(root), inspect.getsource(build_venv), repr(sorted(SANITY_PINS.items()))]
     for path in requirement_files(os.path.join(CELLS_DIR, "ansible-core-%s.txt" % cell)):
         with open(path, "rb") as f:
             parts += [os.path.relpath(path, REPO), f.read()]
@@ -271,33 +272,59 @@ def venv_key(root, cell):
     return _digest(parts)
 
 
+def host_python(cell):
+    """The interpreter on this machine that a cell names with a line ``# python: <path>`` (the floor, ansible-core 2.16,
+    does not run on Debian 13's Python 3.13), or None: the cell is in the root filesystem."""
+    with open(os.path.join(CELLS_DIR, "ansible-core-%s.txt" % cell)) as f:
+        for line in f:
+            if line.startswith("# python:"):
+                return line.split(":", 1)[1].strip()
+    return None
+
+
 def venv_dir(cell):
+    """The cell's venv as the cell sees it: inside the root filesystem, or on this machine for a host_python cell."""
+    if host_python(cell):
+        return os.path.join(CACHE, "host", "ansible-core-%s" % cell)
     return "%s/ansible-core-%s" % (VENVS, cell)
 
 
+def on_host(root, cell):
+    """The cell's venv as this machine sees it."""
+    return venv_dir(cell) if host_python(cell) else os.path.join(root, venv_dir(cell).lstrip("/"))
+
+
+def in_cell(root, cell, argv, env, *, binds=(), rw_binds=(), cwd="/"):
+    """``argv`` in the cell: in_root, or on this machine for a host_python cell (``binds`` are its own paths there)."""
+    if host_python(cell):
+        return subprocess.run(list(argv), env=env, cwd=cwd, check=False).returncode  # noqa: S603
+    return in_root(root, argv, env, binds=binds, rw_binds=rw_binds, cwd=cwd)
+
+
 def build_venv(root, cell):
-    """The cell's venv inside ``root``: Debian's python3, its requirements file, and COLLECTIONS as the .venv has them."""
+    """The cell's venv inside ``root`` (Debian's python3) or on this machine (host_python), its requirements file, and
+    COLLECTIONS as the .venv has them."""
     key = venv_key(root, cell)
     venv = venv_dir(cell)
-    stamp = os.path.join(root, venv.lstrip("/"), ".gpufabric-stamp")
+    host_venv = on_host(root, cell)
+    stamp = os.path.join(host_venv, ".gpufabric-stamp")
     if os.path.isfile(stamp):
         with open(stamp) as f:
             if f.read().strip() == key:
                 log("venv of ansible-core %s cached: %s" % (cell, venv))
                 return
     started = time.time()
-    host_venv = os.path.join(root, venv.lstrip("/"))
     if os.path.exists(host_venv):
         run(["rm", "-rf", "--one-file-system", host_venv])
     binds, pip_env = pip_binds()
-    env = dict(pip_env, PATH="/usr/sbin:/usr/bin:/sbin:/bin", HOME="/root", LANG="C.UTF-8")
+    env = dict(pip_env, PATH="/usr/sbin:/usr/bin:/sbin:/bin", HOME=os.environ.get("HOME", "/root") if host_python(cell) else "/root", LANG="C.UTF-8")
     reqs = os.path.join(CELLS_DIR, "ansible-core-%s.txt" % cell)
     # pip's output goes to a log (the machine's extra indexes may warn for every package they lack), shown on failure.
     logfile = os.path.join(CACHE, "pip-%s.log" % cell)
-    script = "python3 -m venv {v} && {v}/bin/pip install --no-input -r {r} > {log} 2>&1".format(
-        v=shlex.quote(venv), r=shlex.quote(reqs), log=shlex.quote(logfile))
+    script = "{p} -m venv {v} && {v}/bin/pip install --no-input -r {r} > {log} 2>&1".format(
+        p=shlex.quote(host_python(cell) or "python3"), v=shlex.quote(venv), r=shlex.quote(reqs), log=shlex.quote(logfile))
     log("venv of ansible-core %s: %s" % (cell, venv))
-    rc = in_root(root, ["sh", "-c", script], env, binds=binds + [CELLS_DIR], rw_binds=[CACHE])
+    rc = in_cell(root, cell, ["sh", "-c", script], env, binds=binds + [CELLS_DIR], rw_binds=[CACHE])
     if rc != 0:
         with open(logfile) as f:
             print(f.read()[-6000:])
@@ -318,7 +345,7 @@ def build_venv(root, cell):
 def build(selected):
     if os.geteuid() != 0:
         die("the controller matrix needs root (mmdebstrap, chroot, mount namespaces)")
-    root = build_rootfs()
+    root = build_rootfs() if any(not host_python(c) for c in selected) else None
     for cell in selected:
         build_venv(root, cell)
     return root
@@ -331,7 +358,7 @@ def check_env(cell):
     venv = venv_dir(cell)
     env = {
         "PATH": "%s/bin:/usr/sbin:/usr/bin:/sbin:/bin" % venv,
-        "HOME": "/root",
+        "HOME": os.environ.get("HOME", "/root") if host_python(cell) else "/root",
         "LANG": "C.UTF-8",
         "ANSIBLE_CONFIG": os.path.join(REPO, "ansible.cfg"),
         "ANSIBLE_COLLECTIONS_PATH": os.path.join(REPO, ".build", "collections"),
@@ -377,10 +404,13 @@ def run_checks(root, selected, pytest_args):
     for cell in selected:
         version = subprocess.run(["sh", "-c", "grep -h '^ansible-core==' %s" % shlex.quote(os.path.join(CELLS_DIR, "ansible-core-%s.txt" % cell))],
                                  capture_output=True, text=True, check=False).stdout.strip()
-        log("== ansible-core %s (%s, Python of Debian %s): pytest %s" % (cell, version, SUITE, " ".join(pytest_args)))
+        python = host_python(cell)
+        log("== ansible-core %s (%s, %s): pytest %s" % (cell, version, "this machine's %s" % python if python else "Python of Debian %s" % SUITE,
+                                                       " ".join(pytest_args)))
         started = time.time()
-        argv = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--basetemp=/tmp/pytest-matrix"] + list(pytest_args)
-        rc = in_root(root, argv, check_env(cell), binds=shared_binds(), rw_binds=[REPO], cwd=REPO)
+        basetemp = os.path.join(CACHE, "host", "pytest-%s" % cell) if python else "/tmp/pytest-matrix"
+        argv = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--basetemp=" + basetemp] + list(pytest_args)
+        rc = in_cell(root, cell, argv, check_env(cell), binds=shared_binds(), rw_binds=[REPO], cwd=REPO)
         took = time.time() - started
         results.append((cell, version, rc, took))
         log("ansible-core %s: %s in %.0fs" % (cell, "passed" if rc == 0 else "FAILED (exit %d)" % rc, took))
@@ -404,7 +434,7 @@ def run_sanity(root, selected, extra):
         started = time.time()
         env = dict(check_env(cell), **pip_env)
         env["PYTHON"] = "%s/bin/python" % venv_dir(cell)
-        one = in_root(root, ["tests/sanity/run.sh"] + list(extra), env, binds=binds + shared_binds() + git_binds(), rw_binds=[REPO], cwd=REPO)
+        one = in_cell(root, cell, ["tests/sanity/run.sh"] + list(extra), env, binds=binds + shared_binds() + git_binds(), rw_binds=[REPO], cwd=REPO)
         log("ansible-test sanity of ansible-core %s: %s in %.0fs" % (cell, "passed" if one == 0 else "FAILED (exit %d)" % one, time.time() - started))
         rc = rc or one
     return rc
