@@ -362,6 +362,9 @@ def run_phases(work, inv, *, nodes, rails, forks, path_bin, timeout, code=None):
         # ansible.cfg turns pipelining on for SSH ([ssh_connection]); the local connection reads [defaults] or
         # [connection] instead, and without it every module run would add a temporary directory and its file.
         ANSIBLE_PIPELINING="True",
+        # The callback counts module runs as the results that carry their invocation, which ansible-core 2.21 and later
+        # add only when asked (older ones ignore the variable).
+        ANSIBLE_INJECT_INVOCATION="True",
         PATH=os.pathsep.join([os.path.dirname(sys.executable), path_bin, os.environ.get("PATH", "")]),
     )
     load_before = os.getloadavg()

@@ -38,8 +38,9 @@ class ActionModule(ActionBase):
             result.update(failed=True, msg="timeout and interval must be positive whole seconds (got %s, %s)" % (args["timeout"], args["interval"]))
             return result
         if self._task.check_mode:
-            # Check mode applied nothing, so there is nothing to converge to.
-            result.update(changed=False, skipped=True, msg="check mode: nothing was applied, so nothing to wait for")
+            # Check mode applied nothing, so there is nothing to converge to: ok without a poll. Not skipped=True, which
+            # ansible-core 2.22 deprecates returning from an action (a skip is the task's when, not the plugin's).
+            result.update(changed=False, polls=0, elapsed=0, problems=[], msg="check mode: nothing was applied, so nothing to wait for")
             return result
         return self._poll(result, args, task_vars)
 

@@ -42,7 +42,7 @@ class ActionModule(ActionBase):
         play = {k: task_vars[k] for k in rx.PLAY_VARS if k in task_vars}
 
         self._templater, self._validate_memo, self._rules_memo = rx.Templater(self._templar), {}, {}
-        problems, warnings, checked, skipped = {}, {}, 0, 0
+        problems, warnings, checked, skipped_pairs = {}, {}, 0, 0
         for host in hosts:
             raw = hostvars.raw_get(host)
             if not isinstance(raw, dict):
@@ -50,7 +50,7 @@ class ActionModule(ActionBase):
             for role in roles:
                 ctx = rx.Context(self._templater, host, raw, role, play)
                 if role.when is not None and not ctx.truth(role.when):
-                    skipped += 1
+                    skipped_pairs += 1
                     continue
                 checked += 1
                 host_problems, host_warnings = self._check(ctx)
@@ -61,7 +61,9 @@ class ActionModule(ActionBase):
                         into.setdefault(key, dict(p, hosts=[]))['hosts'].append(host)
 
         found = list(problems.values())
-        result.update(changed=False, hosts=len(hosts), checked=checked, skipped=skipped,
+        # skipped_pairs, not skipped: Ansible reads a result's skipped as the task's own (a count of 1 made the task
+        # skipped), and ansible-core 2.22 deprecates returning it from an action.
+        result.update(changed=False, hosts=len(hosts), checked=checked, skipped_pairs=skipped_pairs,
                       templated=len(self._templater.memo), validated=len(self._validate_memo),
                       problems=[dict(p, value=ra.jsonable(p['value'])) for p in found])
         if warnings:

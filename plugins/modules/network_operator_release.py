@@ -21,7 +21,7 @@ description:
   - Adopts the configured release - also one installed by hand - keeping every value its owner set. The values to
     apply are the release's user-supplied values (C(helm get values)) deep-merged with O(values), the keys this
     collection owns, which win. They are written to O(values_file) (mode 0600) for M(kubernetes.core.helm)'s
-    C(values_files) (its default C(reset_values=true) then applies exactly them); RV(values) and RV(user_values) are
+    C(values_files) (its default C(reset_values=true) then applies exactly them); RV(values_to_apply) and RV(user_values) are
     for display only, with every key that can carry a secret (a password, token, private or TLS key) shown as
     a placeholder (C(<not shown ...>)).
   - In check mode it reports C(changed) when the install or upgrade would change the release, with the values diff
@@ -149,8 +149,11 @@ user_values:
   description: The values the release's owner set (C(helm get values)), for display (secret-bearing keys not shown); empty when not installed.
   returned: always
   type: dict
-values:
-  description: The values to apply, RV(user_values) deep-merged with O(values) (O(values) wins), for display (secret-bearing keys not shown).
+values_to_apply:
+  description:
+    - The values to apply, RV(user_values) deep-merged with O(values) (O(values) wins), for display (secret-bearing keys
+      not shown).
+    - Not named C(values), which Jinja's dot notation reads as the dict method.
   returned: always
   type: dict
 values_file:
@@ -342,7 +345,8 @@ def _run(module, helm):
         "release": rel,
         "revision": result["revision"],
         "user_values": redact_secrets(user_values or {}),
-        "values": redact_secrets(result["values"]),
+        # Not "values": result.values in Jinja is the dict method (ansible-core 2.21's validate-modules refuses the key).
+        "values_to_apply": redact_secrets(result["values"]),
         "would_change": result["changed"],
         "changed": bool(module.check_mode and result["changed"]) or bool(crds_first and not module.check_mode),
         "crds_first": crds_first,

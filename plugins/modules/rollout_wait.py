@@ -116,18 +116,18 @@ EXAMPLES = r"""
 
 RETURN = r"""
 polls:
-  description: How many times the cluster was read.
-  returned: unless skipped in check mode
+  description: How many times the cluster was read (0 in check mode, which reads nothing).
+  returned: always
   type: int
   sample: 4
 elapsed:
   description: Seconds spent waiting.
-  returned: unless skipped in check mode
+  returned: always
   type: int
   sample: 61
 problems:
-  description: What was still not as expected when the task ended (empty on success).
-  returned: unless skipped in check mode
+  description: What was still not as expected when the task ended (empty on success and in check mode).
+  returned: always
   type: list
   elements: str
   sample: ["node2: syncStatus=Failed lastSyncError: numVfs 8 > totalvfs 4"]

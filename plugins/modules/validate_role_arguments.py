@@ -74,12 +74,14 @@ hosts:
   type: int
   sample: 1000
 checked:
-  description: Host and role pairs checked (pairs whose C(when) was false are counted in RV(skipped)).
+  description: Host and role pairs checked (pairs whose C(when) was false are counted in RV(skipped_pairs)).
   returned: always
   type: int
   sample: 3000
-skipped:
-  description: Host and role pairs skipped by their C(when).
+skipped_pairs:
+  description:
+    - Host and role pairs skipped by their C(when).
+    - Not named C(skipped), which Ansible reads as the task's own skipped flag.
   returned: always
   type: int
   sample: 0

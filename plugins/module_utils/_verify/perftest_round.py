@@ -233,7 +233,9 @@ class LocalProcesses(object):
         # closed by result(), once the server has ended
         out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()  # noqa: SIM115
         env = dict(os.environ, LC_ALL='C', LANG='C')
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err, close_fds=True, env=env,
+        # A server runs beside the clients, ended by result() or stop(): run_command waits for its process, so this is
+        # Popen (ansible-test 2.21 and later flag subprocess in module_utils).
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err, close_fds=True, env=env,  # pylint: disable=ansible-bad-function
                                 start_new_session=True)
         return {'proc': proc, 'out': out, 'err': err}
 

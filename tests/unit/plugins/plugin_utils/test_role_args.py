@@ -140,7 +140,7 @@ def test_action_valid_fleet_templates_and_validates_once_per_distinct_input():
     hosts = {'gpu-%04d' % i: node('gpu-%04d' % i) for i in range(1, 201)}
     result, hv = run_action(hosts, ROLES)
     assert not result.get('failed'), result['msg']
-    assert result['hosts'] == 200 and result['checked'] == 600 and result['skipped'] == 0
+    assert result['hosts'] == 200 and result['checked'] == 600 and result['skipped_pairs'] == 0
     assert hv.reads == 200  # every host's variables read once
     assert result['validated'] == 3  # one set of values per role: the hosts share their group_vars
     assert result['templated'] < 20
@@ -171,7 +171,7 @@ def test_action_when_skips_hosts_like_the_role_condition():
     hosts = {'a': node('a'), 'b': node('b', rdma_verify_mode='pod', rdma_verify_ping_count='x'),
              'c': node('c', rdma_verify_ping_count='x')}
     result, _hv = run_action(hosts, ROLES[2:])
-    assert result['skipped'] == 1 and result['checked'] == 2
+    assert result['skipped_pairs'] == 1 and result['checked'] == 2
     assert [p['hosts'] for p in result['problems']] == [['c']]
 
 
