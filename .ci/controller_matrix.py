@@ -405,8 +405,8 @@ def run_checks(root, selected, pytest_args):
         version = subprocess.run(["sh", "-c", "grep -h '^ansible-core==' %s" % shlex.quote(os.path.join(CELLS_DIR, "ansible-core-%s.txt" % cell))],
                                  capture_output=True, text=True, check=False).stdout.strip()
         python = host_python(cell)
-        log("== ansible-core %s (%s, %s): pytest %s" % (cell, version, "this machine's %s" % python if python else "Python of Debian %s" % SUITE,
-                                                       " ".join(pytest_args)))
+        where = "this machine's %s" % python if python else "Python of Debian %s" % SUITE
+        log("== ansible-core %s (%s, %s): pytest %s" % (cell, version, where, " ".join(pytest_args)))
         started = time.time()
         basetemp = os.path.join(CACHE, "host", "pytest-%s" % cell) if python else "/tmp/pytest-matrix"
         argv = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--basetemp=" + basetemp] + list(pytest_args)

@@ -35,6 +35,7 @@ def _plan_of(hostvars):
     from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import fabric_table  # noqa: PLC0415
     return fp.dumps(fp.build_plan(fabric_table(hostvars), False))
 
+
 HOST_ROLES = ("preflight", "host_network", "rdma_verify")
 RESULT_EVENTS = ("runner_on_ok", "runner_on_failed", "runner_on_skipped", "runner_on_unreachable")
 

@@ -65,7 +65,6 @@ def test_an_invalid_pf_name_is_not_repeated_in_the_vf_messages():
     assert _vf_problems([{'id': 8}], host_network_sriov_pf='eth0;x') == [('host_network_vfs[id=8].id', 8, 'the PF will have 8 VFs (ids 0..7)')]
 
 
-
 def _plan_reads(**vars_):
     """role_reads of host_network on a one-rail node with a pod network, ``vars_`` its roce_* variables."""
     values = dict({'roce_pf': 'eni10np1', 'roce_pod_subnet': '10.255.0.0/24'}, **vars_)
