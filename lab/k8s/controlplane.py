@@ -275,6 +275,28 @@ def _readyz(port, ca, token):
         return resp.status == 200
 
 
+# _free_port() gives a port that is free when asked; another process (an outgoing connection's ephemeral port, the other
+# half's control plane) may take it before etcd or kube-apiserver binds it. Then both start again on new ports.
+PORT_ATTEMPTS = 3
+
+
+def _log_sizes(state_dir, names):
+    return {n: (state_dir / ("%s.log" % n)).stat().st_size if (state_dir / ("%s.log" % n)).exists() else 0 for n in names}
+
+
+def port_taken(state_dir, offsets):
+    """Whether a process of ``offsets`` (name -> its log's size when it was started) stopped because its port was taken."""
+    for name, offset in offsets.items():
+        try:
+            with open(state_dir / ("%s.log" % name), "rb") as fh:
+                fh.seek(offset)
+                if b"address already in use" in fh.read():
+                    return True
+        except OSError:
+            continue
+    return False
+
+
 def _start_etcd_and_apiserver(state_dir, assets):
     etcd_port, peer_port, api_port = _free_port(), _free_port(), _free_port()
     token = _write_credentials(state_dir, api_port)
@@ -348,10 +370,21 @@ def start(args):
         (state_dir / "bin" / name).symlink_to(assets / name)
     try:
         t1 = time.time()
-        ports, token = _start_etcd_and_apiserver(state_dir, assets)
         ca = state_dir / "certs" / "apiserver.crt"
-        _wait("kube-apiserver /readyz", lambda: ca.exists() and _readyz(ports["apiserver"], ca, token), args.timeout, state_dir,
-              watch=("etcd", "kube-apiserver"))
+        for attempt in range(1, PORT_ATTEMPTS + 1):
+            offsets = _log_sizes(state_dir, ("etcd", "kube-apiserver"))
+            ports, token = _start_etcd_and_apiserver(state_dir, assets)
+            try:
+                _wait("kube-apiserver /readyz", lambda port=ports["apiserver"], token=token: ca.exists() and _readyz(port, ca, token),
+                      args.timeout, state_dir, watch=("etcd", "kube-apiserver"))
+                break
+            except ControlPlaneError:
+                if attempt == PORT_ATTEMPTS or not port_taken(state_dir, offsets):
+                    raise
+                stop_processes(state_dir, quiet=True)
+                shutil.rmtree(state_dir / "etcd-data", ignore_errors=True)  # it holds the peer URL of the first ports
+                print("controlplane: another process took a port before etcd or kube-apiserver bound it; starting both again on "
+                      "new ports (attempt %d of %d)" % (attempt + 1, PORT_ATTEMPTS), flush=True)
         timings["apiserver_ready"] = round(time.time() - t1, 1)
         print("controlplane: kube-apiserver ready on https://127.0.0.1:%d after %.1fs" % (ports["apiserver"], timings["apiserver_ready"]), flush=True)
         t2 = time.time()

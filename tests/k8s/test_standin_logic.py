@@ -256,3 +256,16 @@ def test_a_test_widens_the_operator_delay_for_one_step_through_the_state_dir(tmp
     assert op._current_sync_delay() == 5.0
     (tmp_path / "standins-sync-delay").unlink()
     assert op._current_sync_delay() == 5.0
+
+
+def test_a_port_taken_before_etcd_bound_it_is_told_from_other_failures(tmp_path):
+    # The control plane starts etcd and kube-apiserver again on new ports only when this attempt's log says the port was
+    # taken (another process bound it between _free_port() and the bind); an earlier attempt's line does not count.
+    (tmp_path / "etcd.log").write_bytes(b"listen tcp 127.0.0.1:35509: bind: address already in use\n")
+    (tmp_path / "kube-apiserver.log").write_bytes(b"")
+    assert controlplane.port_taken(tmp_path, {"etcd": 0, "kube-apiserver": 0})
+    offsets = {"etcd": (tmp_path / "etcd.log").stat().st_size, "kube-apiserver": 0}
+    with open(tmp_path / "etcd.log", "ab") as fh:
+        fh.write(b"etcdmain: member has already been bootstrapped\n")
+    assert not controlplane.port_taken(tmp_path, offsets)
+    assert not controlplane.port_taken(tmp_path, {"missing": 0})
