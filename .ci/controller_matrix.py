@@ -23,7 +23,6 @@ files and directories they name, such as the CA bundle): it works wherever make 
 import argparse
 import fcntl
 import glob
-import hashlib
 import inspect
 import os
 import shlex
@@ -33,6 +32,9 @@ import sys
 import time
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.join(REPO, "lab"))
+import debian_archive  # noqa: E402  (the mirror and the cache key, shared with lab/rebootlab.py)
+
 CELLS_DIR = os.path.join(REPO, ".ci", "controllers")
 CACHE = os.path.join(REPO, ".build", "controllers")
 SUITE = "trixie"
@@ -69,14 +71,6 @@ def run(cmd, **kwargs):
     return subprocess.run(cmd, check=True, **kwargs)  # noqa: S603
 
 
-def _digest(parts):
-    h = hashlib.sha256()
-    for p in parts:
-        h.update(p if isinstance(p, bytes) else p.encode())
-        h.update(b"\0")
-    return h.hexdigest()[:12]
-
-
 def host_suite():
     with open("/etc/os-release") as f:
         fields = dict(line.rstrip("\n").split("=", 1) for line in f if "=" in line)
@@ -88,22 +82,7 @@ def apt_mirror(suite=None):
     lab's image): Debian 13 comes from the same place as the host's packages, and no mirror is written down here."""
     if os.environ.get("CONTROLLER_MIRROR"):
         return os.environ["CONTROLLER_MIRROR"]
-    suite = suite or host_suite()
-    entries = []
-    for path in sorted(glob.glob(os.path.join(APT_DIR, "sources.list.d", "*.sources"))):
-        with open(path) as f:
-            for stanza in f.read().split("\n\n"):
-                fields = dict(line.split(":", 1) for line in stanza.splitlines() if ":" in line and not line.startswith("#"))
-                uris = fields.get("URIs", "").split()
-                if uris and suite in fields.get("Suites", "").split() and "deb" in fields.get("Types", "").split():
-                    entries.append(uris[0].strip())
-    for path in [os.path.join(APT_DIR, "sources.list")] + sorted(glob.glob(os.path.join(APT_DIR, "sources.list.d", "*.list"))):
-        if os.path.exists(path):
-            with open(path) as f:
-                for line in f:
-                    words = [w for w in line.split() if not w.startswith("[")]
-                    if len(words) >= 3 and words[0] == "deb" and words[2] == suite:
-                        entries.append(words[1])
+    entries = debian_archive.apt_sources(suite or host_suite(), APT_DIR)
     if not entries:
         die("no apt source for Debian %s on this machine; set CONTROLLER_MIRROR to a Debian archive URL" % suite)
     return entries[0]
@@ -200,7 +179,7 @@ def in_root(root, argv, env, *, binds=(), rw_binds=(), cwd="/"):
 
 
 def rootfs_key():
-    return _digest(["mmdebstrap", SUITE] + sorted(PACKAGES) + [inspect.getsource(build_rootfs)])
+    return debian_archive.digest(["mmdebstrap", SUITE] + sorted(PACKAGES) + [inspect.getsource(build_rootfs)])
 
 
 def build_rootfs():
@@ -269,7 +248,7 @@ def venv_key(root, cell):
     for name in COLLECTIONS:
         with open(os.path.join(collection_dir(name), "MANIFEST.json"), "rb") as f:
             parts.append(f.read())
-    return _digest(parts)
+    return debian_archive.digest(parts)
 
 
 def host_python(cell):

@@ -21,8 +21,6 @@ beside the regular lab. A guest reboot is a QEMU reset: the same process boots a
 """
 
 import argparse
-import glob
-import hashlib
 import json
 import os
 import shutil
@@ -33,6 +31,7 @@ import time
 
 LAB_DIR = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, LAB_DIR)
+import debian_archive  # noqa: E402  (the mirror and the cache key, shared with .ci/controller_matrix.py)
 import labctl  # noqa: E402  (the lab's helpers: kernel release, netdevsim build, hub, ports, ssh)
 
 STATE_DIR = os.environ.get("REBOOTLAB_STATE_DIR", os.path.join(LAB_DIR, "state-reboot"))
@@ -55,28 +54,11 @@ PACKAGES = (
 
 
 def apt_mirror():
-    """The Debian archive this machine's apt already uses for SUITE (REBOOTLAB_MIRROR wins): the image
-    comes from the same place as the host's packages, and no mirror is written down here."""
+    """The Debian archive this machine's apt already uses for SUITE (REBOOTLAB_MIRROR wins): the image comes from the
+    same place as the host's packages."""
     if os.environ.get("REBOOTLAB_MIRROR"):
         return os.environ["REBOOTLAB_MIRROR"]
-    entries = []
-    # deb822 stanzas (bookworm's default) and one-line "deb URI SUITE ..." entries.
-    for path in sorted(glob.glob("/etc/apt/sources.list.d/*.sources")):
-        with open(path) as f:
-            for stanza in f.read().split("\n\n"):
-                fields = dict(
-                    line.split(":", 1) for line in stanza.splitlines() if ":" in line and not line.startswith("#")
-                )
-                uris = fields.get("URIs", "").split()
-                if uris and SUITE in fields.get("Suites", "").split() and "deb" in fields.get("Types", "").split():
-                    entries.append(uris[0].strip())
-    for path in ["/etc/apt/sources.list"] + sorted(glob.glob("/etc/apt/sources.list.d/*.list")):
-        if os.path.exists(path):
-            with open(path) as f:
-                for line in f:
-                    words = [w for w in line.split() if not w.startswith("[")]
-                    if len(words) >= 3 and words[0] == "deb" and words[2] == SUITE:
-                        entries.append(words[1])
+    entries = debian_archive.apt_sources(SUITE)
     if not entries:
         die("no apt source for Debian %s on this machine; set REBOOTLAB_MIRROR to a Debian archive URL" % SUITE)
     return entries[0]
@@ -101,17 +83,9 @@ def need_root():
             "run it as root once, later runs use the cache in %s" % CACHE_DIR)
 
 
-def _digest(parts):
-    h = hashlib.sha256()
-    for p in parts:
-        h.update(p if isinstance(p, bytes) else p.encode())
-        h.update(b"\0")
-    return h.hexdigest()[:12]
-
-
 def rootfs_key():
     """The root filesystem depends on the suite, the package list and the tool that made it only."""
-    return _digest(["mmdebstrap", SUITE] + sorted(PACKAGES))
+    return debian_archive.digest(["mmdebstrap", SUITE] + sorted(PACKAGES))
 
 
 def image_key(release, ko):
@@ -120,7 +94,7 @@ def image_key(release, ko):
     for path in [ko, KEY + ".pub", os.path.abspath(__file__), PYSITE] + sorted(os.path.join(GUEST_FILES, f) for f in os.listdir(GUEST_FILES)):
         with open(path, "rb") as f:
             parts += [os.path.basename(path), f.read()]
-    return _digest(parts)
+    return debian_archive.digest(parts)
 
 
 def remove_others(prefix, keep):
