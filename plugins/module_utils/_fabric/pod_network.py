@@ -251,7 +251,7 @@ def node_rail_fabric(hostvars, host, position, qos_cache=None):
             errors.append(problem)
             continue
         f['rail'] = rail['name']
-        _with_vfs(f, rail.get('num_vfs'), rail.get('sriov_pf'), rail.get('vfs'))
+        _with_vfs(f, rail.get('num_vfs'), rail.get('vfs'))
         if is_ib(rail):
             out.append(f)  # roce_qos is the Ethernet rails' (DCB); an InfiniBand rail's own qos is refused by node_rails
             continue
@@ -271,12 +271,10 @@ def _num_vfs_problem(host, field, num_vfs, fix):
     return None
 
 
-def _with_vfs(f, num_vfs, sriov_pf, vfs):
-    """A rail's VF settings, a one-rail node's as a rail's: the VF count, the PF whose VFs sriov_vf makes in host mode
-    (the gateway's unless set: the lab's netdevsim differs) and the per-VF settings, only when set (the table of
-    1,000 nodes x 8 rails stays small)."""
+def _with_vfs(f, num_vfs, vfs):
+    """A rail's VF settings, a one-rail node's as a rail's: the VF count and the per-VF settings, only when set (the
+    table of 1,000 nodes x 8 rails stays small). The PF whose VFs are made is node_fabric's ``sriov_pf``."""
     f['num_vfs'] = num_vfs
-    f['sriov_pf'] = sriov_pf or f['pf']
     if vfs:
         f['vfs'] = vfs
     return f
@@ -290,7 +288,7 @@ def _one_rail_vfs(hostvars, host, f):
     if problem:
         return [problem]
     vfs, problems = check_vfs(_get(hostvars, host, 'roce_vfs'), num_vfs, f['sriov_pf'], 'roce_', 'in roce_vfs')
-    _with_vfs(f, num_vfs, f['sriov_pf'], vfs)
+    _with_vfs(f, num_vfs, vfs)
     return [GpufabricError(host, *p) for p in problems]
 
 
