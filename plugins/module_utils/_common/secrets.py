@@ -15,9 +15,12 @@ __metaclass__ = type  # noqa: UP001
 
 try:
     from ansible.module_utils.secrets import register_secrets as _register_secrets
-except ImportError:  # ansible-core < 2.22 (remove_values is deprecated from 2.22 on)
-    from ansible.module_utils.common.parameters import remove_values
+except ImportError:  # ansible-core < 2.22
     _register_secrets = None
+try:
+    from ansible.module_utils.common.parameters import remove_values
+except ImportError:  # deprecated in 2.22, to be removed in 2.25; only used where the secrets API is missing
+    remove_values = None
 
 # Whether the running ansible-core masks registered secrets in its output by itself.
 MASKS_SECRETS = _register_secrets is not None
