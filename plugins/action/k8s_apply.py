@@ -6,12 +6,14 @@ each changed object's diff. With a list of definitions kubernetes.core.k8s nests
 result.results, where --diff does not show them; a loop would cost one module start per object."""
 
 from ansible.plugins.action import ActionBase
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.secrets import keep_secrets_out
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.fabric import with_labels
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.tools import KUBECONFIG_OPTION, kubeconfig_secrets
 
 ARGUMENT_SPEC = {
     "definition": {"type": "list", "elements": "dict", "required": True},
     "namespace": {"type": "str"},
-    "kubeconfig": {"type": "raw", "no_log": True},
+    "kubeconfig": KUBECONFIG_OPTION,
     "context": {"type": "str"},
     "labels": {"type": "dict", "default": {}},
 }
@@ -79,6 +81,10 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        # A failure of kubernetes.core.k8s is returned as it is, and the client's messages may quote the kubeconfig.
+        return keep_secrets_out(self._apply(result, args, task_vars), kubeconfig_secrets(args.get("kubeconfig")))
+
+    def _apply(self, result, args, task_vars):
         if not args["definition"]:
             result.update(changed=False, changed_objects=[], pending_objects=[], msg="nothing to apply")
             return result

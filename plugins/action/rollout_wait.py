@@ -7,7 +7,9 @@ import time
 
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.secrets import keep_secrets_out
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.operator import chart_has
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.tools import KUBECONFIG_OPTION, kubeconfig_secrets
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.wait import judge, reads_for
 
 display = Display()
@@ -18,7 +20,7 @@ ARGUMENT_SPEC = {
     "expected": {"type": "list", "elements": "dict", "default": []},
     "timeout": {"type": "int", "default": 900},
     "interval": {"type": "int", "default": 10},
-    "kubeconfig": {"type": "raw", "no_log": True},
+    "kubeconfig": KUBECONFIG_OPTION,
     "context": {"type": "str"},
     "chart_version": {"type": "str"},
 }
@@ -42,7 +44,8 @@ class ActionModule(ActionBase):
             # ansible-core 2.22 deprecates returning from an action (a skip is the task's when, not the plugin's).
             result.update(changed=False, polls=0, elapsed=0, problems=[], msg="check mode: nothing was applied, so nothing to wait for")
             return result
-        return self._poll(result, args, task_vars)
+        # A read's error (shown on every poll, and in the result) may quote the kubeconfig.
+        return keep_secrets_out(self._poll(result, args, task_vars), kubeconfig_secrets(args.get("kubeconfig")))
 
     def _poll(self, result, args, task_vars):
         check, expected = args["check"], args["expected"]
@@ -61,7 +64,8 @@ class ActionModule(ActionBase):
             else:
                 verdict, judged = judge(check, resources, expected, conditions), True
                 summary = verdict.summary
-            display.display("%s: poll %d, %ds of %ds: %s" % (check, polls, elapsed, args["timeout"], summary))
+            line = "%s: poll %d, %ds of %ds: %s" % (check, polls, elapsed, args["timeout"], summary)
+            display.display(keep_secrets_out(line, kubeconfig_secrets(args.get("kubeconfig"))))
             if verdict is not None and verdict.failed:
                 result.update(failed=True, polls=polls, elapsed=elapsed, problems=verdict.failed, msg="%s failed: %s" % (check, "; ".join(verdict.failed)))
                 return result

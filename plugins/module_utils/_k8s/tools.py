@@ -7,6 +7,8 @@ Pure functions over the results the action plugin collected, so that the message
 
 import re
 
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import secret_field
+
 CLIENT_FIX = (
     "install the kubernetes Python client for that interpreter: pip install -r meta/ee-requirements.txt "
     "(from the collection's directory; in AWX, build the execution environment with meta/execution-environment.yml)"
@@ -58,6 +60,11 @@ def helm_problem(host, binary, result):
 _PATH_RE = re.compile(r"^[/~][^\s{}\[\]\"']{0,4095}$")
 
 
+# The kubeconfig option of the action plugins: not no_log, which on ansible-core 2.22 registers every string of a mapping
+# (v1, Config, user names) as a secret for the rest of the run; the actions keep kubeconfig_secrets() out instead.
+KUBECONFIG_OPTION = {"type": "raw"}
+
+
 def kubeconfig_desc(kubeconfig, variable="network_operator_kubeconfig"):
     """How a message names the kubeconfig in use, never showing its content."""
     if isinstance(kubeconfig, dict):
@@ -69,12 +76,29 @@ def kubeconfig_desc(kubeconfig, variable="network_operator_kubeconfig"):
     return "(default: $KUBECONFIG or ~/.kube/config)"
 
 
-def secret_strings(kubeconfig):
-    """Every string a kubeconfig value carries (itself when a string, each leaf of a mapping), for masking."""
+# Keys of a kubeconfig whose values are credentials beside those whose names say so (core.secret_field: token,
+# password, auth-provider, client-secret, ...): the client's private key, and the values of an exec plugin's env.
+_KUBECONFIG_SECRET_KEYS = ("client-key-data",)
+# And the keys secret_field() takes for credentials that are public: the cluster's CA (its name holds "auth").
+_KUBECONFIG_PUBLIC_KEYS = ("certificate-authority", "certificate-authority-data")
+
+
+def kubeconfig_secrets(kubeconfig):
+    """The credentials a kubeconfig value carries, to keep out of every output (_common.secrets): a string that is not a
+    path (content pasted as a string) whole; in a mapping, every string value of a key that names a credential, at any
+    depth. Not its other strings (names, server, apiVersion v1, kind Config): ansible-core 2.22 would mask those wherever
+    they appear, for the rest of the run."""
     if isinstance(kubeconfig, str):
-        return {kubeconfig} if kubeconfig else set()
-    if isinstance(kubeconfig, dict):
-        return set().union(*(secret_strings(v) for v in kubeconfig.values())) if kubeconfig else set()
-    if isinstance(kubeconfig, (list, tuple)):
-        return set().union(*(secret_strings(v) for v in kubeconfig)) if kubeconfig else set()
-    return set()
+        return {kubeconfig} if kubeconfig.strip() and not _PATH_RE.match(kubeconfig) else set()
+    found = set()
+    items = kubeconfig.items() if isinstance(kubeconfig, dict) else enumerate(kubeconfig) if isinstance(kubeconfig, (list, tuple)) else ()
+    for key, value in items:
+        if isinstance(value, str):
+            secret = isinstance(key, str) and (secret_field(key) or key in _KUBECONFIG_SECRET_KEYS) and key not in _KUBECONFIG_PUBLIC_KEYS
+            if secret and value.strip():
+                found.add(value)
+        elif key == "env" and isinstance(value, list):
+            found.update(e["value"] for e in value if isinstance(e, dict) and isinstance(e.get("value"), str) and e["value"].strip())
+        else:
+            found.update(kubeconfig_secrets(value))
+    return found

@@ -2,12 +2,20 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Shared clusters (issue 17): a rollout prunes only its own fabric's objects, refuses another's names, adopts an earlier version's."""
 
+import json
+
 import pytest
 from k8s_objects import NS, obj
 
 from ansible_collections.gpufabric.roce.plugins.action.k8s_apply import object_diffs, pending_diffs, with_labels
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.fabric import FABRIC_LABEL, fabric_ownership
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.tools import client_problem, collection_problem, helm_problem, kubeconfig_desc, secret_strings
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.tools import (
+    client_problem,
+    collection_problem,
+    helm_problem,
+    kubeconfig_desc,
+    kubeconfig_secrets,
+)
 
 
 def names(refs):
@@ -112,13 +120,24 @@ def test_a_kubeconfig_string_that_is_not_plainly_a_path_is_never_shown(pasted):
     assert "not shown" in client_problem("ctl", {"failed": True, "msg": "Invalid kube-config file."}, desc)
 
 
-def test_secret_strings_are_every_leaf_of_a_kubeconfig():
-    assert secret_strings({"users": [{"user": {"token": "t0k3n", "exec": {"args": ["a1"]}}}], "n": 3}) == {"t0k3n", "a1"}
-    assert secret_strings("apiVersion: v1") == {"apiVersion: v1"} and secret_strings("") == set() and secret_strings(None) == set()
-    assert client_problem("ctl", {"resources": []}, "x") is None
-    helm = helm_problem("ctl", "helm", {"failed": True, "msg": "[Errno 2] No such file or directory: b'helm'", "rc": 2})
-    assert helm.startswith("ctl: helm not found on PATH. Fix: put helm (v3) on the PATH of ctl") and "network_operator_helm_binary" in helm
-    assert helm_problem("ctl", "helm", {"rc": 0, "stdout": "v3.10.1"}) is None
+def test_kubeconfig_secrets_are_its_credentials_only():
+    content = {
+        "apiVersion": "v1", "kind": "Config",
+        "clusters": [{"name": "prod", "cluster": {"server": "https://api:6443", "certificate-authority-data": "Q0E="}}],
+        "users": [
+            {"name": "admin", "user": {"token": "t0k", "client-certificate-data": "Y2VydA==", "client-key-data": "a2V5"}},
+            {"name": "basic", "user": {"username": "bob", "password": "pw"}},
+            {"name": "oidc", "user": {"auth-provider": {"name": "oidc", "config": {
+                "client-id": "kube", "client-secret": "cs", "id-token": "it", "refresh-token": "rt"}}}},
+            {"name": "eks", "user": {"exec": {"command": "aws", "args": ["eks", "get-token"],
+                                              "env": [{"name": "AWS_PROFILE", "value": "ev"}]}}},
+        ],
+    }
+    assert kubeconfig_secrets(content) == {"t0k", "a2V5", "pw", "cs", "it", "rt", "ev"}
+    pasted = json.dumps(content)
+    assert kubeconfig_secrets(pasted) == {pasted}  # content pasted as a string: all of it
+    assert kubeconfig_secrets("/home/me/.kube/config") == set() and kubeconfig_secrets("~/.kube/config") == set()
+    assert kubeconfig_secrets("") == set() and kubeconfig_secrets(None) == set() and kubeconfig_secrets({}) == set()
 
 
 def test_a_missing_helm_is_named_as_missing():
