@@ -21,7 +21,7 @@ task between drain.yml and uncordon.yml plays the VF change and records what the
 - an admin's cordon (no label) is never undone;
 - a pod that no controller recreates stops the drain (nothing evicted, k8s_drain undoes its cordon) unless
   host_network_drain_force.
-The cluster has no network-operator; each test deletes its namespace and leaves node2 as it found it.
+The cluster has no network-operator; each test empties the workloads' namespace and leaves node2 as it found it.
 """
 
 import json
@@ -159,12 +159,22 @@ def cluster(own_cluster):
     return own_cluster
 
 
+@pytest.fixture(scope="module")
+def namespace(cluster):
+    """The workloads' namespace, made once: it goes with the module's control plane. Each test empties it, which takes a
+    loop or two of the kubelet stand-in; deleting it waits for the namespace controller's sweep."""
+    cluster.kube.create(_kube.path("", "v1", "namespaces"), {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
+    return cluster
+
+
 @pytest.fixture
-def workload(cluster):
-    """Two pods of a Deployment on node2 (emptyDir scratch, as GPU jobs' /dev/shm); afterwards node2 is as before."""
+def workload(namespace):
+    """Two pods of a Deployment on node2 (emptyDir scratch, as GPU jobs' /dev/shm); afterwards node2 is as before and the
+    namespace holds no pod, Deployment or budget."""
+    cluster = namespace
     before = _node(cluster)
     assert not before["spec"].get("unschedulable") and LABEL not in before["metadata"].get("labels", {})
-    cluster.kube.create(_kube.path("", "v1", "namespaces"), {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
+    assert not cluster.kube.items(_kube.path("", "v1", "pods", namespace=NS))
     cluster.kube.create(_kube.path("apps", "v1", "deployments", namespace=NS), {
         "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "trainer", "namespace": NS},
         "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "trainer"}}, "template": {
@@ -175,8 +185,11 @@ def workload(cluster):
     wait_for("two trainer pods running on %s" % NODE, lambda: len(_running(cluster)) == 2, timeout=180)
     yield cluster
     cluster.kube.patch(_kube.path("", "v1", "nodes", name=NODE), {"spec": {"unschedulable": None}, "metadata": {"labels": {LABEL: None}}})
-    cluster.kube.delete(_kube.path("", "v1", "namespaces", name=NS))
-    wait_for("namespace %s gone" % NS, lambda: cluster.kube.get_or_none(_kube.path("", "v1", "namespaces", name=NS)) is None, timeout=180)
+    for group, version, resource in (("apps", "v1", "deployments"), ("apps", "v1", "replicasets"), ("policy", "v1", "poddisruptionbudgets"),
+                                     ("", "v1", "pods")):
+        for obj in cluster.kube.items(_kube.path(group, version, resource, namespace=NS)):
+            cluster.kube.delete(_kube.path(group, version, resource, namespace=NS, name=obj["metadata"]["name"]))
+    wait_for("no pod left in namespace %s" % NS, lambda: not cluster.kube.items(_kube.path("", "v1", "pods", namespace=NS)), timeout=180)
 
 
 def test_drain_around_a_vf_reset(workload, tmp_path):
