@@ -208,12 +208,13 @@ matrix: link
 # with the real network-operator chart: binaries from KUBEBUILDER_ASSETS or ../shared/envtest.
 # In two pytest processes side by side: most of the stage is waiting (polls, the stand-ins' delays, helm --wait), so the
 # halves overlap their waits. Each half starts its own control planes and has its own --basetemp. The first half holds
-# the files that share the session control plane's chart (test_standins.py stops it last) and test_secrets.py; the
+# the files on the session control plane (test_ipam_refusals.py while it is empty, then the ones that share its chart;
+# test_standins.py stops it last) and test_secrets.py; the
 # second every other file (a new file goes there unless named here), each on control planes of its module's own (no
 # session control plane idles there until the half ends). The files are split so that the halves take about as long (their times: benchmarks/README.md,
 # "make test stages").
-K8S_FIRST_HALF := test_secrets.py test_shared_cluster.py test_standins.py test_teardown.py \
-  test_standin_logic.py test_nic_config_standin_logic.py test_ipam_refusals.py test_nic_config.py \
+K8S_FIRST_HALF := test_secrets.py test_ipam_refusals.py test_shared_cluster.py test_standins.py test_teardown.py \
+  test_standin_logic.py test_nic_config_standin_logic.py test_nic_config.py \
   test_gitops_render.py test_rollout_wait.py test_dra.py
 k8s:
 	@echo "== k8s harness tests (real control plane, stand-ins, real chart; two halves side by side)"

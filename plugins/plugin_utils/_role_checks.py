@@ -371,6 +371,7 @@ _RDMA_MINIMA = (
     ('rdma_verify_ping_count', 1, 'a ping count'),
     ('rdma_verify_ping_timeout', 1, 'a timeout in seconds'),
     ('rdma_verify_remeasure_attempts', 0, 'a count of attempts'),
+    ('rdma_verify_pod_poll_interval', 1, 'an interval in seconds'),
 )
 # rdma_verify: (option, highest allowed, why)
 _RDMA_MAXIMA = (

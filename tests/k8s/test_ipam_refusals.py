@@ -5,6 +5,10 @@
 The NicClusterPolicy of 26.x has no whereabouts component, so nothing would deploy it and every pod of a whereabouts
 SriovNetwork would fail at creation. On a real control plane without the whereabouts CRD, site.yml's operator phase
 must stop with the cause and a fix that works, before it changes anything: no namespace, no Helm release.
+
+On the session control plane while it is still empty: this module runs before test_shared_cluster.py and
+test_standins.py (file order), whose session Helm release would create the namespace. A refusal needs no control plane
+of its own.
 """
 
 import os
@@ -20,8 +24,9 @@ VENV_BIN = os.path.dirname(sys.executable)
 NAMESPACE = "nvidia-network-operator"
 
 
-def test_whereabouts_without_its_crd_is_refused_before_any_change(own_cluster, tmp_path):
-    cluster = own_cluster
+def test_whereabouts_without_its_crd_is_refused_before_any_change(cluster, tmp_path):
+    # The session cluster as this test needs it: nothing installed yet.
+    assert cluster.kube.get_or_none("/api/v1/namespaces/%s" % NAMESPACE) is None
     inv = tmp_path / "inventory"
     shutil.copytree(REPO / "inventories" / "example", inv)
     controller = inv / "group_vars" / "k8s_controller.yml"

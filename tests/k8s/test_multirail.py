@@ -60,6 +60,7 @@ def _inventory(tmp_path, cluster):
         "sriov_networks_poll_interval": 2,
         "rdma_verify_pod_image": "registry.invalid/perftest:never-pulled",
         "rdma_verify_pod_ready_timeout": 180,
+        "rdma_verify_pod_poll_interval": 1,
     })
     controller.write_text(yaml.safe_dump(values), encoding="utf-8")
     # The host phase (not run here: no node is reachable) leaves each node's NCCL settings as the fact

@@ -55,6 +55,7 @@ def _inventory(root, kubeconfig):
         "sriov_networks_poll_interval": 2,
         "rdma_verify_pod_image": "registry.invalid/perftest:never-pulled",
         "rdma_verify_pod_ready_timeout": 120,
+        "rdma_verify_pod_poll_interval": 1,
     }))
 
 

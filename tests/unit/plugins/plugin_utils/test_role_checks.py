@@ -171,6 +171,7 @@ def test_rdma_verify_defaults_pass():
     ({'rdma_verify_hosts': ['node1', 'node3']}, ('rdma_verify_hosts', 'not in the inventory: node3')),
     ({'rdma_verify_gid_index': 'three'}, ('rdma_verify_gid_index', 'is neither auto nor a GID index')),
     ({'rdma_verify_qps': 0}, ('rdma_verify_qps', 'must be at least 1 (a queue-pair count)')),
+    ({'rdma_verify_pod_poll_interval': 0}, ('rdma_verify_pod_poll_interval', 'must be at least 1 (an interval in seconds)')),
     ({'rdma_verify_lat_iterations': 2}, ('rdma_verify_lat_iterations', 'must be at least 5 (an iteration count (perftest needs at least 5))')),
     ({'rdma_verify_client_timeout': 6}, ('rdma_verify_client_timeout', 'is below rdma_verify_bw_duration + 5 (10)')),
     ({'rdma_verify_server_timeout': 60}, ('rdma_verify_server_timeout', 'must exceed rdma_verify_client_timeout (60)')),
