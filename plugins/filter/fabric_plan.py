@@ -14,13 +14,14 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.gpufabric.roce.plugins.module_utils._fabric import plan as fp
 from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import GpufabricError, plain
 from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import fabric_table
+from ansible_collections.gpufabric.roce.plugins.plugin_utils import _plan_builder
 from ansible_collections.gpufabric.roce.plugins.plugin_utils._raw_vars import view as _view
 
 
 def fabric_plan(hostvars, nodes=None, complete=None, awx_job_id=None):
     try:
-        return fp.build_plan(fabric_table(_view(hostvars), nodes), fp.plan_complete(complete, awx_job_id))
-    except GpufabricError as exc:
+        return _plan_builder.build(hostvars, nodes, fp.plan_complete(complete, awx_job_id))
+    except (GpufabricError, ValueError) as exc:
         raise AnsibleFilterError(str(exc)) from exc
 
 
@@ -37,7 +38,8 @@ def fabric_plan_read(data, run_hosts, source=None, hostvars=None):
             def table_of(nodes, positions):
                 return fabric_table(rows, nodes, positions)
 
-        return fp.check_plan(data, [str(h) for h in run_hosts or []], '%s' % (source or 'roce_plan'), table_of)
+        return fp.check_plan(data, [str(h) for h in run_hosts or []], '%s' % (source or 'roce_plan'), table_of,
+                             input_keys=_plan_builder.NODE_KEYS)
     except GpufabricError as exc:
         raise AnsibleFilterError(str(exc)) from exc
 

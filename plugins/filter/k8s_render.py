@@ -68,6 +68,8 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.operator impor
 )
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.node_policy import MEMBER_FIELDS, render_nic_policies
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.sriov_pool import pool_overlaps
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import is_fabric_table
+from ansible_collections.gpufabric.roce.plugins.plugin_utils import _plan_builder
 from ansible_collections.gpufabric.roce.plugins.plugin_utils import _raw_vars as raw_vars
 from ansible_collections.gpufabric.roce.plugins.plugin_utils import _sriov_render as sr
 from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_defaults import with_role_defaults
@@ -102,13 +104,21 @@ def _filter_errors(func, *args):
         raise AnsibleFilterError(str(exc)) from exc
 
 
+# These filters, given hostvars, read the nodes through the plan builder (plugin_utils/_plan_builder.py): they are the
+# plan builder then, as no plan is given to them.
+def _inputs(hostvars, hosts):
+    return _plan_builder.node_inputs(raw_vars.view(hostvars), hosts)
+
+
 def sriov_manifests(hostvars, hosts, defaults=None):
-    return _filter_errors(sr.sriov, raw_vars.view(hostvars), _hosts(hosts), defaults)
+    hosts = _hosts(hosts)
+    return _filter_errors(lambda: sr.sriov(_inputs(hostvars, hosts), hosts, defaults))
 
 
 def sriov_validate(hostvars, hosts, defaults=None):
+    hosts = _hosts(hosts)
     try:
-        sr.sriov(raw_vars.view(hostvars), _hosts(hosts), defaults)
+        sr.sriov(_inputs(hostvars, hosts), hosts, defaults)
     except RenderValidationError as exc:
         return ["%s" % e for e in exc.errors]
     except ValueError as exc:
@@ -117,11 +127,22 @@ def sriov_validate(hostvars, hosts, defaults=None):
 
 
 def sriov_pool_configs(hostvars, nodes, defaults=None):
-    return _filter_errors(sr.pools, raw_vars.view(hostvars), nodes, defaults)
+    return _filter_errors(lambda: sr.pools(_inputs(hostvars, [str(n["host"]) for n in nodes or []]), nodes, defaults))
 
 
 def nic_config_templates(hostvars, hosts, defaults=None, table=None):
-    return _filter_errors(sr.nic_config, raw_vars.view(hostvars), _hosts(hosts), defaults, table)
+    hosts = _hosts(hosts)
+
+    def render():
+        # Each node's roce_qos_via first: the other variables are read only for a node the operator configures.
+        if sr.qos_via_host(_plan_builder.node_inputs(raw_vars.view(hostvars), hosts, ("roce_qos_via",)), hosts, defaults):
+            return {"templates": [], "devices": []}
+        inventory = _plan_builder.Inventory(hostvars, hosts)
+        given = plain(table)
+        covers = is_fabric_table(given) and all(h in given["nodes"] for h in hosts)
+        return sr.nic_config(inventory.inputs, hosts, defaults, given if covers else inventory.table)
+
+    return _filter_errors(render)
 
 
 def _wrap(func, keys):
