@@ -21,9 +21,12 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.sriov_pool imp
 from ansible_collections.gpufabric.roce.plugins.plugin_utils import _raw_vars as raw_vars
 
 NCCL_SOCKET_KEY = "host_network_nccl_socket_ifname"
+# A node's own test pod attachment in rdma_verify's pod mode, over the one the sriov_networks role names.
+VERIFY_KEYS = ("rdma_verify_pod_network", "rdma_verify_pod_resource")
 # What the Kubernetes phases read of each node: the SR-IOV render (policies and networks, drain pools,
-# NicConfigurationTemplates, the NCCL settings the inventory determines). Each once, in the render's order.
-NODE_KEYS = tuple(dict.fromkeys(SRIOV_PER_HOST_KEYS + POOL_PER_HOST_KEYS + NIC_CONFIG_PER_HOST_KEYS + ("roce_qos_via", NCCL_SOCKET_KEY)))
+# NicConfigurationTemplates, the NCCL settings the inventory determines) and the pod-mode verification. Each once.
+NODE_KEYS = tuple(dict.fromkeys(SRIOV_PER_HOST_KEYS + POOL_PER_HOST_KEYS + NIC_CONFIG_PER_HOST_KEYS + ("roce_qos_via", NCCL_SOCKET_KEY)
+                                + VERIFY_KEYS))
 
 
 def node_inputs(rows, hosts, keys=NODE_KEYS):
@@ -38,6 +41,18 @@ def build(hostvars, nodes=None, complete=True):
     nodes = [str(n) for n in (nodes if nodes is not None else list(rows.keys()))]
     table = fabric_table(rows, nodes)
     return fp.build_plan(table, complete, node_inputs(rows, nodes))
+
+
+def verify_source(hostvars, hosts, nodes=None):
+    """What the verification reads of ``hosts`` where no plan was given (the rdma_verify role on its own): the plan of
+    ``nodes`` (default ``hosts``) when the first host has a pod network (roce_pod_subnet, or roce_rails), else only
+    the hosts' inputs, with an empty table (no rails, no gateway)."""
+    rows = raw_vars.view(hostvars)
+    hosts = [str(h) for h in hosts]
+    first = node_inputs(rows, hosts[:1], ("roce_pod_subnet", "roce_rails"))
+    if hosts and first.get(hosts[0]):
+        return build(hostvars, nodes if nodes is not None else hosts)
+    return {"fabric": {"nodes": {}}, "inputs": fp.pack_inputs(node_inputs(rows, hosts), hosts)}
 
 
 class Inventory(object):

@@ -486,6 +486,47 @@ def node_nics(data, host):
     return [dict({k: r[k] for k in _NIC_KEYS}, link_type=r.get('link_type', 'eth')) for r in rail_entries(table['nodes'][host])]
 
 
+# A rail's names for its SR-IOV network and resource, as roce_rails (and the node's roce_rail_overrides) set them.
+_RAIL_NAMES = ('network_name', 'resource_name')
+
+
+def _rail_names(inputs, rail):
+    listed = next((r for r in inputs.get('roce_rails') or [] if isinstance(r, dict) and r.get('name') == rail), {})
+    override = (inputs.get('roce_rail_overrides') or {}).get(rail) or {}
+    return {k: override.get(k) or listed.get(k) for k in _RAIL_NAMES if override.get(k) or listed.get(k)}
+
+
+def verify_slice(data, hosts):
+    """What the verification reads of each host of ``hosts`` (``data``: a plan or its JSON text): host ->
+    ``{node_name, rails, tos, inputs}``: its Kubernetes node name (roce_node_name, else the host); its rails, each
+    ``{rail}`` with the names roce_rails and roce_rail_overrides give its network and resource (``network_name``,
+    ``resource_name``); ``tos``, each rail's QoS ToS (``''``: a one-rail node's rail; None: no QoS); ``inputs``, the
+    variables the node sets that the attachments' naming reads (``node_inputs``). A host the plan's table does not
+    have (no pod network) has no rails and no ToS."""
+    if isinstance(data, str):
+        data = _parsed(data)
+    # A bare fabric table (the role's input before plans carried inputs) has rails and QoS, no inputs.
+    table = data.get('fabric', data)
+    profiles = table.get('qos_profiles') or []
+    inputs = node_inputs(data, hosts) if 'inputs' in data else {}
+    missing = [h for h in hosts if h not in inputs and h not in table.get('nodes', {})]
+    if missing:
+        raise GpufabricError(missing[0], 'host', missing[0], 'is not in the fabric plan (%s not; it has %d nodes)'
+                             % (_listed(missing), len(data['inputs']['nodes'] if 'inputs' in data else table.get('nodes', {}))),
+                             'add the host to group roce_nodes, or plan again from an inventory that has it')
+    out = {}
+    for host in hosts:
+        own = inputs.get(host, {})
+        rails = rail_entries(table['nodes'][host]) if host in table.get('nodes', {}) else []
+        out[host] = {
+            'node_name': own['roce_node_name'] if own.get('roce_node_name') not in (None, '') else host,
+            'rails': [dict(_rail_names(own, r['rail']), rail=r['rail']) for r in rails if r['rail']],
+            'tos': {r['rail']: profiles[r['qos']]['tos'] if r.get('qos') is not None else None for r in rails},
+            'inputs': own,
+        }
+    return out
+
+
 def node_slice(data, host, routes_apart=False, route_ranges=False):
     """What ``host``'s host phases read: its gateways (one per rail, with their routes and VF settings) and
     whether its gateways may remove routes they do not list. A bare ``fabric_table`` (the role's input before

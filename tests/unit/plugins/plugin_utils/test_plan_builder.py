@@ -12,7 +12,7 @@ PF = "enp157s0np0"
 def hostvars():
     return {
         "node1": {"roce_pf": PF, "roce_pod_subnet": "10.255.0.0/30", "roce_pod_gateway": "10.255.0.2", "ansible_host": "192.0.2.1",
-                  "sriov_networks_pool_name": "a"},
+                  "sriov_networks_pool_name": "a", "rdma_verify_pod_network": "mine"},
         "node2": {"roce_pf": PF, "roce_pod_subnet": "10.255.0.4/30", "roce_pod_gateway": "10.255.0.6", "ansible_host": "192.0.2.2"},
     }
 
@@ -22,7 +22,7 @@ def test_the_plan_carries_what_the_kubernetes_phases_read_of_each_node_and_nothi
     assert plan["version"] == fp.PLAN_VERSION and plan["fingerprint"] == fp.fingerprint(plan)
     assert plan["inputs"]["common"] == {"roce_pf": PF}
     assert plan["inputs"]["nodes"]["node1"] == {"roce_pod_subnet": "10.255.0.0/30", "roce_pod_gateway": "10.255.0.2",
-                                                "sriov_networks_pool_name": "a"}
+                                                "sriov_networks_pool_name": "a", "rdma_verify_pod_network": "mine"}
     assert "ansible_host" not in fp.dumps(plan)  # not a fabric variable
     assert set(SRIOV_PER_HOST_KEYS) <= set(pb.NODE_KEYS) and len(set(pb.NODE_KEYS)) == len(pb.NODE_KEYS)
 

@@ -47,3 +47,19 @@ def test_a_plan_has_the_inputs_of_a_host_only_when_it_planned_it():
     plan = fp.build_plan(fabric_table(hv, list(hv)), True, hv)
     assert fp.has_inputs(plan, ["gpu00", "gpu01"]) and not fp.has_inputs(plan, ["gpu00", "gpu07"])
     assert not fp.has_inputs(fp.build_plan(fabric_table(hv, list(hv)), True), ["gpu00"])  # built without inputs
+
+
+def test_the_verify_slice_reads_names_and_each_rails_tos_from_the_plan():
+    hv = fleet(2)
+    for host in hv:
+        hv[host]["roce_qos"] = {}
+    hv["gpu01"]["roce_rail_overrides"] = {"rail1": {"network_name": "storage", "qos": {"tos": 98}}}
+    del hv["gpu00"]["roce_node_name"]
+    text = fp.dumps(fp.build_plan(fabric_table(hv, list(hv)), True, hv))
+    out = fp.verify_slice(text, ["gpu01", "gpu00"])
+    assert list(out) == ["gpu01", "gpu00"]
+    assert out["gpu00"]["node_name"] == "gpu00" and out["gpu01"]["node_name"] == "node-1"
+    assert out["gpu01"]["rails"] == [{"rail": "rail0"}, {"rail": "rail1", "network_name": "storage"}]
+    assert out["gpu01"]["tos"] == {"rail0": 106, "rail1": 98} and out["gpu00"]["tos"] == {"rail0": 106, "rail1": 106}
+    with pytest.raises(fp.GpufabricError, match=r'^gpu07: host="gpu07": is not in the fabric plan \(gpu07 not; it has 2 nodes\)'):
+        fp.verify_slice(text, ["gpu00", "gpu07"])
