@@ -21,6 +21,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.rails impor
     rail_network_name,
     rail_resource_name,
 )
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.node_policy import MEMBER_FIELDS
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.nv_ipam import pool_name, pool_resource_name
 from ansible_collections.gpufabric.roce.plugins.plugin_utils import _plan_builder
 from ansible_collections.gpufabric.roce.plugins.plugin_utils._raw_vars import view as _view
@@ -66,7 +67,7 @@ def fabric_plan_node(data, host, routes_apart=False, route_ranges=False, nics=Fa
 
 def fabric_plan_slice(data, phase):
     try:
-        return fp.phase_slice(data, '%s' % phase)
+        return fp.phase_slice(data, '%s' % phase, member_keys=MEMBER_FIELDS)
     except json.JSONDecodeError as exc:
         raise AnsibleFilterError('fabric_plan_slice: the plan given as text is not JSON (%s); give the plan itself or the '
                                  'text fabric_plan_json wrote' % exc) from exc

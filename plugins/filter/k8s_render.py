@@ -156,17 +156,24 @@ def _wrap(func, keys):
     return run
 
 
-def nic_node_policies(config=None, hostvars=None, hosts=None):
+def nic_node_policies(config=None, hostvars=None, hosts=None, members=None):
+    """``members``: each host's node group variables as the fabric plan's network_operator slice carries them (host ->
+    the ones it sets); without them, ``hostvars`` is read through the plan builder."""
     cfg = with_role_defaults("network_operator", NCP_DEFAULT_KEYS + ("network_operator_node_policies",), plain(config))
-    members = []
+    nodes = []
     # Off: the nodes' group variables are not read. A value that is not a boolean is read as on, so the render names it.
-    if hostvars is not None and parse_bool(cfg.get("network_operator_node_policies")) is not False:
-        rows = raw_vars.view(hostvars)
-        try:
-            members = [dict(raw_vars.inputs(rows, h, MEMBER_FIELDS), host=h) for h in _hosts(hosts)]
-        except ValueError as exc:
-            raise AnsibleFilterError(str(exc)) from exc
-    return _filter_errors(render_nic_policies, cfg, members)
+    if parse_bool(cfg.get("network_operator_node_policies")) is not False:
+        hosts = _hosts(hosts)
+        if members is not None:
+            members = plain(members)
+            nodes = [dict(members.get(h) or {}, host=h) for h in hosts]
+        elif hostvars is not None:
+            try:
+                read = _plan_builder.node_inputs(raw_vars.view(hostvars), hosts, MEMBER_FIELDS)
+            except ValueError as exc:
+                raise AnsibleFilterError(str(exc)) from exc
+            nodes = [dict(read.get(h, {}), host=h) for h in hosts]
+    return _filter_errors(render_nic_policies, cfg, nodes)
 
 
 def k8s_yaml_documents(objects):

@@ -16,6 +16,7 @@ __metaclass__ = type  # noqa: UP001
 from ansible_collections.gpufabric.roce.plugins.module_utils._fabric import plan as fp
 from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import fabric_table
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.nic_config import NIC_CONFIG_PER_HOST_KEYS
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.node_policy import MEMBER_FIELDS
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.sriov import SRIOV_PER_HOST_KEYS
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.sriov_pool import POOL_PER_HOST_KEYS
 from ansible_collections.gpufabric.roce.plugins.plugin_utils import _raw_vars as raw_vars
@@ -24,9 +25,10 @@ NCCL_SOCKET_KEY = "host_network_nccl_socket_ifname"
 # A node's own test pod attachment in rdma_verify's pod mode, over the one the sriov_networks role names.
 VERIFY_KEYS = ("rdma_verify_pod_network", "rdma_verify_pod_resource")
 # What the Kubernetes phases read of each node: the SR-IOV render (policies and networks, drain pools,
-# NicConfigurationTemplates, the NCCL settings the inventory determines) and the pod-mode verification. Each once.
+# NicConfigurationTemplates, the NCCL settings the inventory determines), the operator's node groups (NicNodePolicies)
+# and the pod-mode verification. Each once.
 NODE_KEYS = tuple(dict.fromkeys(SRIOV_PER_HOST_KEYS + POOL_PER_HOST_KEYS + NIC_CONFIG_PER_HOST_KEYS + ("roce_qos_via", NCCL_SOCKET_KEY)
-                                + VERIFY_KEYS))
+                                + MEMBER_FIELDS + VERIFY_KEYS))
 
 
 def node_inputs(rows, hosts, keys=NODE_KEYS):

@@ -459,16 +459,26 @@ def _parsed(text):
 PHASES = ('network_operator',)
 
 
-def phase_slice(data, phase):
+def phase_slice(data, phase, member_keys=()):
     """What a controller phase reads of the plan (``data``, or its JSON text): for ``network_operator``,
-    ``{'qos_via_operator'}``, whether some node's QoS is the NIC Configuration Operator's (roce_qos_via: operator), so
-    its NicClusterPolicy deploys that operator whichever group_vars file set it."""
+    ``{'qos_via_operator', 'members'}``: whether some node's QoS is the NIC Configuration Operator's (roce_qos_via:
+    operator), so its NicClusterPolicy deploys that operator whichever group_vars file set it; and, of a plan with
+    inputs, the ``member_keys`` (the node group variables) each node sets, for the nodes that set any."""
     if isinstance(data, str):
         data = _parsed(data)
-    table = data['fabric'] if is_plan(data) else data
+    plan = is_plan(data)
+    table = data['fabric'] if plan else data
     if phase not in PHASES:
         raise ValueError('phase %r: not one of %s' % (phase, ', '.join(PHASES)))
-    return {'qos_via_operator': qos_via_operator(table)}
+    out = {'qos_via_operator': qos_via_operator(table)}
+    if plan and member_keys:
+        members = {}
+        for host, own in node_inputs(data).items():
+            set_here = {k: own[k] for k in member_keys if k in own}
+            if set_here:
+                members[host] = set_here
+        out['members'] = members
+    return out
 
 
 _NIC_KEYS = ('rail', 'pf', 'sriov_pf', 'num_vfs', 'mtu')
