@@ -38,8 +38,8 @@ def test_attachments_name_what_the_sriov_render_names():
     assert nodes["gpu-b"]["rails"][2] == {"rail": "rail2", "network": "storage-gpu-b", "resource": "nvidia.com/storage_b"}
     assert nodes["gpu-b"]["tos"] == {"rail0": None, "rail1": None, "rail2": None}  # no QoS
     one = {"one-rail": {"roce_pf": "p", "roce_pod_subnet": "10.0.0.0/30", "roce_pod_gateway": "10.0.0.2", "rdma_verify_pod_network": "mine"}}
-    assert _attachments(one, ["one-rail"])["one-rail"] == {"host": "one-rail", "node_name": "one-rail", "network": "mine",
-                                                            "resource": "nvidia.com/roce_one_rail", "rails": [], "tos": {"": None}}
+    want = {"host": "one-rail", "node_name": "one-rail", "network": "mine", "resource": "nvidia.com/roce_one_rail", "rails": [], "tos": {"": None}}
+    assert _attachments(one, ["one-rail"])["one-rail"] == want
 
 
 def test_each_rails_tos_is_the_plans_and_a_host_outside_it_is_refused():
