@@ -641,7 +641,7 @@ def _resolved(table, entry):
     return dict(entry, qos=table.get('qos_profiles', [])[entry['qos']])
 
 
-def drift(planned, current, source, why='which the host phases configured the node with'):
+def drift(planned, current, source, why):
     """GpufabricErrors, one per node and field, where ``current`` (this run's table) differs from ``planned``; ``why``
     the difference matters."""
     errors = []
