@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The fabric plan's own cost, in-process (no Ansible around it): for N nodes x R rails, the time to validate
 the fabric and build the plan, write it as JSON (what roce_plan_out writes), read it back and check it against
-the run's nodes (what roce_plan does), the size of the file, the peak memory of this process, and the time of
+the run's nodes (what roce_plan does), the size of the file (the table and each node's inputs), the peak memory of this process, and the time of
 one node's slice (its gateways and routes), averaged over a sample of nodes; and, side by side, the slice as the
 host phase takes it (from the plan's text, routes apart) with its routes plain and in range form, with their size.
 
@@ -25,7 +25,7 @@ REPO = os.path.realpath(os.path.join(os.path.dirname(os.path.realpath(__file__))
 sys.path.insert(0, os.path.join(REPO, ".build", "collections"))
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._fabric import plan as fp  # noqa: E402
-from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import fabric_table  # noqa: E402
+from ansible_collections.gpufabric.roce.plugins.plugin_utils import _plan_builder  # noqa: E402
 
 PFS = ("enp12s0np0", "enp18s0np0", "enp75s0np0", "enp84s0np0", "enp141s0np0", "enp148s0np0", "enp186s0np0", "enp193s0np0")
 
@@ -53,7 +53,7 @@ def measure(nodes, rails, sample):
     hv = hostvars(nodes, rails)
     names = list(hv)
     load = os.getloadavg()[0]
-    plan, t_plan = timed(lambda: fp.build_plan(fabric_table(hv, names), True))
+    plan, t_plan = timed(lambda: _plan_builder.build(hv, names, True))
     path = os.path.join(tempfile.mkdtemp(prefix="gpufabric-plan-"), "plan.json")
 
     def write():
@@ -64,12 +64,12 @@ def measure(nodes, rails, sample):
 
     def read():
         with open(path) as fh:
-            return fp.check_plan(json.load(fh), names[: max(1, nodes // 10)], path)  # a slice of 10 %
+            return fp.check_plan(json.load(fh), names[: max(1, nodes // 10)], path, input_keys=_plan_builder.NODE_KEYS)  # a slice of 10 %
 
     read_plan, t_read = timed(read)
-    # The workflow's last step reads the plan and renders the SR-IOV objects of every node: its variables must still give
-    # the plan (sriov_render's whole_fabric), a second validation of the fabric and a comparison.
-    _none, t_whole = timed(lambda: fp.check_whole_fabric(read_plan, names, lambda nodes: fabric_table(hv, nodes)))
+    # The workflow's last step reads the plan and renders the SR-IOV objects of every node from it: the run must render
+    # every node of the plan (sriov_render's whole_fabric), and the render reads each node's inputs from the plan.
+    _none, t_whole = timed(lambda: (fp.check_whole_fabric(read_plan, names), fp.node_inputs(read_plan, names)))
     step = max(1, nodes // sample)
     picked = names[::step][:sample]
     slices, t_slices = timed(lambda: [fp.node_slice(read_plan, h) for h in picked])
@@ -98,7 +98,7 @@ def main():
     ap.add_argument("--sample", type=int, default=20, help="nodes whose slice is timed")
     args = ap.parse_args()
     print("Wall seconds (CPU seconds of this process in brackets).\n")
-    print("| nodes x rails | validate + build plan | write JSON | read + check | sriov phase: plan still the inventory's | plan size "
+    print("| nodes x rails | validate + build plan | write JSON | read + check | sriov phase: whole fabric, nodes' inputs | plan size "
           "| one node's slice | routes per node | peak RSS | load |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     rows = []

@@ -13,14 +13,24 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._fabric import plan as fp
 from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import GpufabricError, plain
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.qos import effective_qos
 from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import fabric_table
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.rails import (
+    node_network_name,
+    node_resource_name,
+    rail_network_name,
+    rail_resource_name,
+)
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.node_policy import MEMBER_FIELDS
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.nv_ipam import pool_name, pool_resource_name
+from ansible_collections.gpufabric.roce.plugins.plugin_utils import _plan_builder
 from ansible_collections.gpufabric.roce.plugins.plugin_utils._raw_vars import view as _view
 
 
 def fabric_plan(hostvars, nodes=None, complete=None, awx_job_id=None):
     try:
-        return fp.build_plan(fabric_table(_view(hostvars), nodes), fp.plan_complete(complete, awx_job_id))
-    except GpufabricError as exc:
+        return _plan_builder.build(hostvars, nodes, fp.plan_complete(complete, awx_job_id))
+    except (GpufabricError, ValueError) as exc:
         raise AnsibleFilterError(str(exc)) from exc
 
 
@@ -37,7 +47,8 @@ def fabric_plan_read(data, run_hosts, source=None, hostvars=None):
             def table_of(nodes, positions):
                 return fabric_table(rows, nodes, positions)
 
-        return fp.check_plan(data, [str(h) for h in run_hosts or []], '%s' % (source or 'roce_plan'), table_of)
+        return fp.check_plan(data, [str(h) for h in run_hosts or []], '%s' % (source or 'roce_plan'), table_of,
+                             input_keys=_plan_builder.NODE_KEYS)
     except GpufabricError as exc:
         raise AnsibleFilterError(str(exc)) from exc
 
@@ -56,12 +67,62 @@ def fabric_plan_node(data, host, routes_apart=False, route_ranges=False, nics=Fa
 
 def fabric_plan_slice(data, phase):
     try:
-        return fp.phase_slice(data, '%s' % phase)
+        return fp.phase_slice(data, '%s' % phase, member_keys=MEMBER_FIELDS)
     except json.JSONDecodeError as exc:
         raise AnsibleFilterError('fabric_plan_slice: the plan given as text is not JSON (%s); give the plan itself or the '
                                  'text fabric_plan_json wrote' % exc) from exc
     except ValueError as exc:
         raise AnsibleFilterError('fabric_plan_slice: %s' % exc) from exc
+
+
+def _attachments(node, name_prefix, resource_prefix, ipam, nv_ipam_pool):
+    """The SriovNetwork and SR-IOV resource a test pod on the node attaches to, as the sriov_networks role names them
+    (its naming functions): per rail (nv-ipam without a pool name: the rail's one network and resource for every node;
+    else the node's own per rail), and for a one-rail node (host-local: the node's own; a cluster-wide IPAM: the
+    cluster's one). A node's rdma_verify_pod_network / rdma_verify_pod_resource, and its sriov_networks_resource_name,
+    win."""
+    own, name = node['inputs'], node['node_name']
+    per_rail_pool, per_node = ipam == 'nv-ipam' and not nv_ipam_pool, ipam == 'host-local'
+    rails = []
+    for r in node['rails']:
+        rail = dict(r, name=r['rail'])
+        network = pool_name(name_prefix, rail) if per_rail_pool else rail_network_name(name_prefix, name, rail)
+        resource = pool_resource_name(name_prefix, rail) if per_rail_pool else rail_resource_name(name_prefix, name, rail)
+        rails.append({'rail': r['rail'], 'network': network, 'resource': '%s/%s' % (resource_prefix, resource)})
+    resource = own.get('sriov_networks_resource_name') or node_resource_name(name_prefix, name, per_node)
+    return {'network': own.get('rdma_verify_pod_network') or (node_network_name(name_prefix, name) if per_node else name_prefix),
+            'resource': own.get('rdma_verify_pod_resource') or '%s/%s' % (resource_prefix, resource), 'rails': rails}
+
+
+def _inputs_tos(host, node):
+    """A node the plan's table does not have (no pod network): its QoS is roce_qos alone."""
+    qos, problems = effective_qos(node['inputs'].get('roce_qos'))
+    if problems:
+        field, value, problem, fix = problems[0]
+        raise GpufabricError(host, field, value, problem, fix)
+    return {'': qos['tos'] if qos else None}
+
+
+def fabric_plan_verify(data, hosts, name_prefix='roce', resource_prefix='nvidia.com', ipam='host-local', nv_ipam_pool='',  # noqa: PLR0913,PLR0917 - filter
+                       hostvars=None, nodes=None):
+    try:
+        hosts = [str(h) for h in hosts or []]
+        data = plain(data) if not isinstance(data, str) else data
+        if not data:
+            if hostvars is None:
+                raise AnsibleFilterError('_fabric_plan_verify: no plan (empty) and no hostvars to plan from')
+            data = _plan_builder.verify_source(hostvars, hosts, nodes)
+        out = []
+        for host, node in fp.verify_slice(data, hosts).items():
+            tos = node['tos'] if node['tos'] else _inputs_tos(host, node)
+            out.append(dict(_attachments(node, name_prefix, resource_prefix, ipam, nv_ipam_pool), host=host,
+                            node_name=node['node_name'], tos=tos))
+        return out
+    except json.JSONDecodeError as exc:
+        raise AnsibleFilterError('_fabric_plan_verify: the plan given as text is not JSON (%s); give the plan itself or the '
+                                 'text fabric_plan_json wrote' % exc) from exc
+    except (GpufabricError, ValueError) as exc:
+        raise AnsibleFilterError(str(exc)) from exc
 
 
 def fabric_plan_json(data):
@@ -71,4 +132,4 @@ def fabric_plan_json(data):
 class FilterModule(object):
     def filters(self):
         return {'fabric_plan': fabric_plan, 'fabric_plan_read': fabric_plan_read, 'fabric_plan_node': fabric_plan_node,
-                'fabric_plan_json': fabric_plan_json, '_fabric_plan_slice': fabric_plan_slice}
+                'fabric_plan_json': fabric_plan_json, '_fabric_plan_slice': fabric_plan_slice, '_fabric_plan_verify': fabric_plan_verify}

@@ -68,6 +68,8 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.operator impor
 )
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.node_policy import MEMBER_FIELDS, render_nic_policies
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.sriov_pool import pool_overlaps
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import is_fabric_table
+from ansible_collections.gpufabric.roce.plugins.plugin_utils import _plan_builder
 from ansible_collections.gpufabric.roce.plugins.plugin_utils import _raw_vars as raw_vars
 from ansible_collections.gpufabric.roce.plugins.plugin_utils import _sriov_render as sr
 from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_defaults import with_role_defaults
@@ -102,13 +104,21 @@ def _filter_errors(func, *args):
         raise AnsibleFilterError(str(exc)) from exc
 
 
+# These filters, given hostvars, read the nodes through the plan builder (plugin_utils/_plan_builder.py): they are the
+# plan builder then, as no plan is given to them.
+def _inputs(hostvars, hosts):
+    return _plan_builder.node_inputs(raw_vars.view(hostvars), hosts)
+
+
 def sriov_manifests(hostvars, hosts, defaults=None):
-    return _filter_errors(sr.sriov, raw_vars.view(hostvars), _hosts(hosts), defaults)
+    hosts = _hosts(hosts)
+    return _filter_errors(lambda: sr.sriov(_inputs(hostvars, hosts), hosts, defaults))
 
 
 def sriov_validate(hostvars, hosts, defaults=None):
+    hosts = _hosts(hosts)
     try:
-        sr.sriov(raw_vars.view(hostvars), _hosts(hosts), defaults)
+        sr.sriov(_inputs(hostvars, hosts), hosts, defaults)
     except RenderValidationError as exc:
         return ["%s" % e for e in exc.errors]
     except ValueError as exc:
@@ -117,11 +127,22 @@ def sriov_validate(hostvars, hosts, defaults=None):
 
 
 def sriov_pool_configs(hostvars, nodes, defaults=None):
-    return _filter_errors(sr.pools, raw_vars.view(hostvars), nodes, defaults)
+    return _filter_errors(lambda: sr.pools(_inputs(hostvars, [str(n["host"]) for n in nodes or []]), nodes, defaults))
 
 
 def nic_config_templates(hostvars, hosts, defaults=None, table=None):
-    return _filter_errors(sr.nic_config, raw_vars.view(hostvars), _hosts(hosts), defaults, table)
+    hosts = _hosts(hosts)
+
+    def render():
+        # Each node's roce_qos_via first: the other variables are read only for a node the operator configures.
+        if sr.qos_via_host(_plan_builder.node_inputs(raw_vars.view(hostvars), hosts, ("roce_qos_via",)), hosts, defaults):
+            return {"templates": [], "devices": []}
+        inventory = _plan_builder.Inventory(hostvars, hosts)
+        given = plain(table)
+        covers = is_fabric_table(given) and all(h in given["nodes"] for h in hosts)
+        return sr.nic_config(inventory.inputs, hosts, defaults, given if covers else inventory.table)
+
+    return _filter_errors(render)
 
 
 def _wrap(func, keys):
@@ -135,17 +156,24 @@ def _wrap(func, keys):
     return run
 
 
-def nic_node_policies(config=None, hostvars=None, hosts=None):
+def nic_node_policies(config=None, hostvars=None, hosts=None, members=None):
+    """``members``: each host's node group variables as the fabric plan's network_operator slice carries them (host ->
+    the ones it sets); without them, ``hostvars`` is read through the plan builder."""
     cfg = with_role_defaults("network_operator", NCP_DEFAULT_KEYS + ("network_operator_node_policies",), plain(config))
-    members = []
+    nodes = []
     # Off: the nodes' group variables are not read. A value that is not a boolean is read as on, so the render names it.
-    if hostvars is not None and parse_bool(cfg.get("network_operator_node_policies")) is not False:
-        rows = raw_vars.view(hostvars)
-        try:
-            members = [dict(raw_vars.inputs(rows, h, MEMBER_FIELDS), host=h) for h in _hosts(hosts)]
-        except ValueError as exc:
-            raise AnsibleFilterError(str(exc)) from exc
-    return _filter_errors(render_nic_policies, cfg, members)
+    if parse_bool(cfg.get("network_operator_node_policies")) is not False:
+        hosts = _hosts(hosts)
+        if members is not None:
+            members = plain(members)
+            nodes = [dict(members.get(h) or {}, host=h) for h in hosts]
+        elif hostvars is not None:
+            try:
+                read = _plan_builder.node_inputs(raw_vars.view(hostvars), hosts, MEMBER_FIELDS)
+            except ValueError as exc:
+                raise AnsibleFilterError(str(exc)) from exc
+            nodes = [dict(read.get(h, {}), host=h) for h in hosts]
+    return _filter_errors(render_nic_policies, cfg, nodes)
 
 
 def k8s_yaml_documents(objects):

@@ -160,7 +160,10 @@ def _variable(field):
 
 def render_errors(errors, hostvars=None):
     """The message of a render refused for ``errors`` (the GpufabricErrors of a RenderValidationError: host, field, value,
-    problem, fix): one line per distinct problem, naming the nodes that have it and where the variable is set."""
+    problem, fix): one line per distinct problem, naming the nodes that have it and where the variable is set.
+
+    ``hostvars`` is read for the origin of a value only (which group_vars or host_vars file set it), never for the value:
+    the renderers read the fabric plan, and only the inventory's sources know where a plan's input came from."""
     groups = {}
     for e in errors:
         key = (e.field, shown_value(e.value), e.problem, e.fix)

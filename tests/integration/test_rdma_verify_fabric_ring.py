@@ -24,6 +24,8 @@ def test_the_ring_is_planned_from_the_fabric_plan_not_the_variables(tmp_path):
     # the plan's addresses, one per node in inventory order; node n1's server in the first round is n2
     assert found.group(1).split(",") == ["10.9.0.2", "10.9.1.2", "10.9.2.2", "10.9.3.2"], out[-4000:]
     assert found.group(2) == "10.9.1.2"
+    # Each node's tests send with its rail's ToS as the plan's table gives it, not as its variables would.
+    assert sorted(re.findall(r"TCLASS (n\d) (\S+)", out)) == [("n1", "98"), ("n2", "98"), ("n3", "98"), ("n4", "98")], out[-4000:]
 
 
 def _own_plan_run(tmp_path, n4_gateway):

@@ -27,7 +27,7 @@ sys.path.insert(0, str(REPO / "tests" / "unit" / "plugins" / "module_utils"))
 sys.path.insert(0, str(REPO / ".build" / "collections"))  # the link tests/unit/conftest.py and the Makefile make
 import k8s_crd_schema  # noqa: E402
 
-from ansible_collections.gpufabric.roce.plugins.filter.rails import rail_attachments
+from ansible_collections.gpufabric.roce.plugins.filter.fabric_plan import FilterModule as PlanFilters
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.operator import HELM_DEFAULT_KEYS, render_helm_values
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.sriov import SRIOV_DEFAULT_KEYS, render_sriov
 from ansible_collections.gpufabric.roce.plugins.module_utils._verify import rdma_pods
@@ -225,15 +225,16 @@ def test_without_alignment_the_node_without_shared_roots_gets_one_vf_of_every_ra
 
 
 def test_rdma_verify_pod_mode_claims_through_the_templates_and_its_pods_land_one_per_node(dra_cluster):
-    """rdma_verify's pod mode in DRA mode: its one template of test pods (rails as gpufabric.roce._rail_attachments names
-    them) claims a VF of every rail through the rendered templates; kube-scheduler places one pod per node."""
+    """rdma_verify's pod mode in DRA mode: its one template of test pods (rails as gpufabric.roce._fabric_plan_verify names
+    them from the fabric plan) claims a VF of every rail through the rendered templates; kube-scheduler places one pod per node."""
     kube, index = dra_cluster["kube"], _device_index(dra_cluster["slices"])
     for t in dra_cluster["plain"]["claim_templates"]:
         if kube.get_or_none(_rc("resourceclaimtemplates", namespace=PLAIN, name=t["metadata"]["name"])) is None:
             kube.create(_rc("resourceclaimtemplates", namespace=PLAIN), t)
-    nodes = [{"host": n, "node_name": n, "network": "", "resource": "",
-              "rails": rail_attachments({"roce_rails": PLAN, "roce_node_index": i}, n, i, "roce", "nvidia.com", "nv-ipam", "")}
-             for i, n in enumerate(NODES)]
+    plans = PlanFilters().filters()
+    fabric = plans["fabric_plan"]({n: {"roce_rails": PLAN, "roce_node_index": i} for i, n in enumerate(NODES)}, list(NODES))
+    nodes = [dict(n, network="", resource="")
+             for n in plans["_fabric_plan_verify"](fabric, list(NODES), "roce", "nvidia.com", "nv-ipam", "")]
     pods = rdma_pods.pod_manifests(nodes, {"namespace": PLAIN, "image": "registry.invalid/perftest:never-pulled", "claims": True})
     assert len(pods) == len(NODES) and "nodeSelector" not in pods[0]["spec"]  # one template, placed by the scheduler
     for pod in pods:

@@ -54,11 +54,12 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.rails impor
 from ansible_collections.gpufabric.roce.plugins.module_utils._common.route_ranges import compress, without
 
 PLAN_KIND = 'gpufabric.roce/fabric-plan'
-# 3: every node is a list of rails, a one-rail node's one rail named '' with its VF settings (2: a one-rail node was a
-# flat entry without them; 1: the fingerprint covered the table only).
-PLAN_VERSION = 3
+# 4: the plan carries what the Kubernetes phases read of each node (``inputs``; 3: every node is a list of rails, a
+# one-rail node's one rail named '' with its VF settings; 2: a one-rail node was a flat entry without them; 1: the
+# fingerprint covered the table only).
+PLAN_VERSION = 4
 # A plan's keys. The text also carries INDEX and a plan read back READ_FROM, both derived, never trusted nor covered.
-PLAN_KEYS = ('kind', 'version', 'complete', 'nodes', 'order', 'fingerprint', 'fabric')
+PLAN_KEYS = ('kind', 'version', 'complete', 'nodes', 'order', 'fingerprint', 'fabric', 'inputs')
 PLAN_COMMAND = ('ansible-playbook -i <the whole inventory> playbooks/site.yml --tags never -e roce_plan_out=<file> '
                 '-e roce_inventory_complete=true')
 PLAN_FIX = 'write the plan again with this collection: ' + PLAN_COMMAND
@@ -86,8 +87,9 @@ def fingerprint(plan):
     return hashlib.sha256(json.dumps(covered, sort_keys=True, separators=(',', ':'), default=str).encode('utf-8')).hexdigest()
 
 
-def build_plan(table, complete):
-    """The plan of a validated ``fabric_table``."""
+def build_plan(table, complete, inputs=None):
+    """The plan of a validated ``fabric_table``; ``inputs``: what the Kubernetes phases read of each node (host -> the
+    variables it sets, as the inventory names them), packed by ``pack_inputs``. Without them the plan carries none."""
     plan = {
         'kind': PLAN_KIND,
         'version': PLAN_VERSION,
@@ -97,9 +99,48 @@ def build_plan(table, complete):
         'order': list(table['nodes']),
         'fingerprint': None,
         'fabric': table,
+        'inputs': pack_inputs(inputs or {}, table['nodes']),
     }
     plan['fingerprint'] = fingerprint(plan)
     return plan
+
+
+def _canonical(value):
+    return json.dumps(value, sort_keys=True, separators=(',', ':'), default=str)
+
+
+def pack_inputs(inputs, order):
+    """``inputs`` (host -> the variables it sets) as a plan carries them: ``common``, each variable every node sets to the
+    same value (a group_vars setting), once; ``nodes``, each node's other variables (every node of ``order`` that has
+    inputs, ``{}`` when it has no others). Lean: only what a node sets, never a default (the roles' defaults fill in the
+    rest where the inputs are read), and a group's setting once, not once per node."""
+    hosts = [h for h in order if h in inputs]
+    common = {}
+    if hosts:
+        rest = hosts[1:]
+        for key, value in inputs[hosts[0]].items():
+            canon = _canonical(value)
+            if all(key in inputs[h] and _canonical(inputs[h][key]) == canon for h in rest):
+                common[key] = value
+    return {'common': common, 'nodes': {h: {k: v for k, v in inputs[h].items() if k not in common} for h in hosts}}
+
+
+def node_inputs(data, hosts=None):
+    """What the Kubernetes phases read of each node (``hosts``, default every node the plan has inputs for): host -> the
+    variables it sets, as the inventory names them (``pack_inputs`` unpacked). ``data``: a plan or its JSON text. A host
+    the plan has no inputs for is left out."""
+    if isinstance(data, str):
+        data = _parsed(data)
+    packed = data['inputs']
+    common, nodes = packed['common'], packed['nodes']
+    hosts = list(nodes) if hosts is None else [h for h in hosts if h in nodes]
+    return {h: dict(common, **nodes[h]) for h in hosts}
+
+
+def has_inputs(data, hosts):
+    """Whether the plan ``data`` carries the inputs of every host of ``hosts``."""
+    nodes = (data.get('inputs') or {}).get('nodes') or {}
+    return all(h in nodes for h in hosts)
 
 
 INDEX = 'route_index'
@@ -186,7 +227,7 @@ def _check_head(data, source):
         known = isinstance(version, int) and not isinstance(version, bool)
         if known and version < PLAN_VERSION:
             raise _refusal(source, 'was written by an older version of this collection (plan version %d; this one reads version %d, '
-                           'where every node is a list of rails)' % (version, PLAN_VERSION),
+                           'which carries what the Kubernetes phases read of each node)' % (version, PLAN_VERSION),
                            fix='write it again with roce_plan_out: ' + PLAN_COMMAND)
         if known:
             raise _refusal(source, 'was written by a newer version of this collection (plan version %d; this one reads version %d)'
@@ -212,6 +253,23 @@ def _check_head(data, source):
     nodes = data['nodes']
     if isinstance(nodes, bool) or nodes != len(order):
         raise _refusal(source, 'is damaged: its node count is %s, but it has %d nodes' % (shown_value(nodes), len(order)))
+    packed = data['inputs']
+    if not isinstance(packed, dict) or sorted(packed) != ['common', 'nodes'] or not isinstance(packed['common'], dict) \
+            or not isinstance(packed['nodes'], dict) or not all(isinstance(v, dict) for v in packed['nodes'].values()):
+        raise _refusal(source, 'is damaged: its inputs are not the common and per-node variables a plan carries')
+    strays = [n for n in packed['nodes'] if n not in table['nodes']]
+    if strays:
+        raise _refusal(source, 'is damaged: it has inputs for %s, which are not among its nodes' % _listed(strays))
+
+
+def _check_input_keys(data, source, keys):
+    """Refuse inputs that name a variable the Kubernetes phases do not read (``keys``): a plan carries those only."""
+    packed, known = data['inputs'], set(keys)
+    for host, own in [('all roce_nodes', packed['common'])] + list(packed['nodes'].items()):
+        unknown = sorted('%s' % k for k in own if k not in known)
+        if unknown:
+            raise _refusal(source, 'is invalid: its inputs have variable(s) no phase reads of a node: %s' % ', '.join(unknown),
+                           host=host)
 
 
 # A table key as a plan names it, from the inventory variable the rules name (check_table reads the table as variables).
@@ -340,15 +398,20 @@ def _raise(errors, source=None):
         raise FabricErrors(errors, 'the plan read from %s' % source if source is not None else 'the pod network of the nodes')
 
 
-def check_plan(data, run_hosts, source='roce_plan', table_of=None):
+def check_plan(data, run_hosts, source='roce_plan', table_of=None, input_keys=None):
     """``data`` as a plan this run can use: its kind and version known, intact (its fingerprint covers all of it), its
     table one the rules of a computed plan make (``check_table``), and every host of ``run_hosts`` (the roce_nodes of
     this run) in it. Nodes of the plan absent from the run are fine.
 
     ``table_of(nodes, positions)``: the fabric table this run's variables give ``nodes`` (each at its place in the plan's
     order, which is what its roce_node_index defaults to); when given, those nodes' entries must be the plan's: a plan
-    the inventory has moved on from would configure the host phases with the old values (``drift``)."""
+    the inventory has moved on from would configure the host phases with the old values (``drift``).
+
+    ``input_keys``: the variables a plan's inputs may name (what the Kubernetes phases read of a node); their values are
+    checked where they are read, by the rules of the inventory's (the SR-IOV render validates them as it renders)."""
     _check_head(data, source)
+    if input_keys is not None:
+        _check_input_keys(data, source, input_keys)
     table, order = data['fabric'], data['order']
     if list(table['nodes']) != order:
         table = dict(table, nodes={n: table['nodes'][n] for n in order})
@@ -396,16 +459,26 @@ def _parsed(text):
 PHASES = ('network_operator',)
 
 
-def phase_slice(data, phase):
+def phase_slice(data, phase, member_keys=()):
     """What a controller phase reads of the plan (``data``, or its JSON text): for ``network_operator``,
-    ``{'qos_via_operator'}``, whether some node's QoS is the NIC Configuration Operator's (roce_qos_via: operator), so
-    its NicClusterPolicy deploys that operator whichever group_vars file set it."""
+    ``{'qos_via_operator', 'members'}``: whether some node's QoS is the NIC Configuration Operator's (roce_qos_via:
+    operator), so its NicClusterPolicy deploys that operator whichever group_vars file set it; and, of a plan with
+    inputs, the ``member_keys`` (the node group variables) each node sets, for the nodes that set any."""
     if isinstance(data, str):
         data = _parsed(data)
-    table = data['fabric'] if is_plan(data) else data
+    plan = is_plan(data)
+    table = data['fabric'] if plan else data
     if phase not in PHASES:
         raise ValueError('phase %r: not one of %s' % (phase, ', '.join(PHASES)))
-    return {'qos_via_operator': qos_via_operator(table)}
+    out = {'qos_via_operator': qos_via_operator(table)}
+    if plan and member_keys:
+        members = {}
+        for host, own in node_inputs(data).items():
+            set_here = {k: own[k] for k in member_keys if k in own}
+            if set_here:
+                members[host] = set_here
+        out['members'] = members
+    return out
 
 
 _NIC_KEYS = ('rail', 'pf', 'sriov_pf', 'num_vfs', 'mtu')
@@ -421,6 +494,47 @@ def node_nics(data, host):
         raise GpufabricError(host, 'host', host, 'is not in the fabric plan (%d nodes)' % len(table['nodes']),
                              'add the host to group roce_nodes, or plan again from an inventory that has it')
     return [dict({k: r[k] for k in _NIC_KEYS}, link_type=r.get('link_type', 'eth')) for r in rail_entries(table['nodes'][host])]
+
+
+# A rail's names for its SR-IOV network and resource, as roce_rails (and the node's roce_rail_overrides) set them.
+_RAIL_NAMES = ('network_name', 'resource_name')
+
+
+def _rail_names(inputs, rail):
+    listed = next((r for r in inputs.get('roce_rails') or [] if isinstance(r, dict) and r.get('name') == rail), {})
+    override = (inputs.get('roce_rail_overrides') or {}).get(rail) or {}
+    return {k: override.get(k) or listed.get(k) for k in _RAIL_NAMES if override.get(k) or listed.get(k)}
+
+
+def verify_slice(data, hosts):
+    """What the verification reads of each host of ``hosts`` (``data``: a plan or its JSON text): host ->
+    ``{node_name, rails, tos, inputs}``: its Kubernetes node name (roce_node_name, else the host); its rails, each
+    ``{rail}`` with the names roce_rails and roce_rail_overrides give its network and resource (``network_name``,
+    ``resource_name``); ``tos``, each rail's QoS ToS (``''``: a one-rail node's rail; None: no QoS); ``inputs``, the
+    variables the node sets that the attachments' naming reads (``node_inputs``). A host the plan's table does not
+    have (no pod network) has no rails and no ToS."""
+    if isinstance(data, str):
+        data = _parsed(data)
+    # A bare fabric table (the role's input before plans carried inputs) has rails and QoS, no inputs.
+    table = data.get('fabric', data)
+    profiles = table.get('qos_profiles') or []
+    inputs = node_inputs(data, hosts) if 'inputs' in data else {}
+    missing = [h for h in hosts if h not in inputs and h not in table.get('nodes', {})]
+    if missing:
+        raise GpufabricError(missing[0], 'host', missing[0], 'is not in the fabric plan (%s not; it has %d nodes)'
+                             % (_listed(missing), len(data['inputs']['nodes'] if 'inputs' in data else table.get('nodes', {}))),
+                             'add the host to group roce_nodes, or plan again from an inventory that has it')
+    out = {}
+    for host in hosts:
+        own = inputs.get(host, {})
+        rails = rail_entries(table['nodes'][host]) if host in table.get('nodes', {}) else []
+        out[host] = {
+            'node_name': own['roce_node_name'] if own.get('roce_node_name') not in (None, '') else host,
+            'rails': [dict(_rail_names(own, r['rail']), rail=r['rail']) for r in rails if r['rail']],
+            'tos': {r['rail']: profiles[r['qos']]['tos'] if r.get('qos') is not None else None for r in rails},
+            'inputs': own,
+        }
+    return out
 
 
 def node_slice(data, host, routes_apart=False, route_ranges=False):
@@ -481,15 +595,13 @@ def _field(rail, key):
     return SHORTHAND_FIELDS.get(rail_key, 'roce_' + rail_key)
 
 
-def check_whole_fabric(plan, hosts, table_of, declared=None):
-    """Refuse, before anything is rendered, a run whose SR-IOV objects would cover part of the fabric only, or a fabric
-    other than the plan's. ``plan``: this run's plan (computed or read back, or None: nothing to check); ``hosts``: the
-    hosts the objects are rendered for; ``table_of(nodes)``: the fabric table this run's variables give for ``nodes``.
+def check_whole_fabric(plan, hosts, declared=None):
+    """Refuse, before anything is rendered, a run whose SR-IOV objects would cover part of the fabric only. ``plan``: this
+    run's plan (computed or read back, or None: nothing to check); ``hosts``: the hosts the objects are rendered for.
 
     - An incomplete plan (a possible AWX job slice, ``roce_inventory_complete: false``) is refused.
-    - A plan read back (``roce_plan``): every node of it must be rendered, and this run's variables must give the same
-      table: the host phases configured the nodes from the plan, so objects rendered from changed variables would not
-      match them (another VLAN or MTU on the VFs than on the gateways). A plan computed in the run is its variables."""
+    - A plan read back (``roce_plan``): every node of it must be rendered. The render reads each node from the plan
+      (``node_inputs``), as the host phases do, so the objects match what the host phases configured."""
     if not is_plan(plan):
         return
     source = plan.get(READ_FROM)
@@ -508,9 +620,18 @@ def check_whole_fabric(plan, hosts, table_of, declared=None):
     if missing:
         raise GpufabricError(missing[0], 'roce_plan', source, 'has %d node(s) this run does not render: %s; the sriov phase would '
                              'prune their SR-IOV objects' % (len(missing), _listed(missing)), SLICE_FIX)
-    errors = drift(plan['fabric'], table_of(plan['order']), source)
-    if errors:
-        _raise(errors)
+
+
+def check_rendered_hosts(plan, hosts):
+    """Refuse a host to render that a plan read back (``roce_plan``) has no inputs for: the render reads every node from
+    that plan, as the host phases did."""
+    source = plan.get(READ_FROM)
+    nodes = (plan.get('inputs') or {}).get('nodes') or {}
+    missing = [h for h in hosts if h not in nodes]
+    if source is not None and missing:
+        raise GpufabricError(missing[0], 'roce_plan', source, 'has no entry for %s, which this run renders (sriov_networks_hosts)'
+                             % _listed(missing), 'plan again from an inventory that has these nodes, or leave them out of '
+                             'sriov_networks_hosts; ' + PLAN_FIX)
 
 
 def _resolved(table, entry):
@@ -520,7 +641,7 @@ def _resolved(table, entry):
     return dict(entry, qos=table.get('qos_profiles', [])[entry['qos']])
 
 
-def drift(planned, current, source, why='which the host phases configured the node with'):
+def drift(planned, current, source, why):
     """GpufabricErrors, one per node and field, where ``current`` (this run's table) differs from ``planned``; ``why``
     the difference matters."""
     errors = []

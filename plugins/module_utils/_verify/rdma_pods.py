@@ -103,7 +103,7 @@ def pod_manifests(nodes, settings):
     ``{'namespace', 'image', 'image_pull_policy', 'image_pull_secrets', 'name_prefix', 'command', 'labels', 'claims'}``;
     with ``claims`` (sriov_networks_resource_api: dra) a pod claims its VFs through each network's ResourceClaimTemplate
     instead of requesting the resources.
-    A node with ``rails`` (``[{'rail', 'network', 'resource'}]``, gpufabric.roce._rail_attachments) gets one VF of
+    A node with ``rails`` (``[{'rail', 'network', 'resource'}]``, gpufabric.roce._fabric_plan_verify) gets one VF of
     every rail: every rail's network in the Multus annotation (net1 is the first rail) and one of every rail's
     resources. Per node, or one template when every node would request the same (the module's docstring)."""
     if not settings.get('image'):
@@ -217,7 +217,7 @@ def pod_net1_address(pod, interface='net1'):
 def pod_rail_addresses(pod, rails):
     """Each rail's attachment in a test pod, for a ring per rail: ``[{'name', 'address', 'netdev'}]``.
 
-    ``rails`` are the pod's attachments as gpufabric.roce._rail_attachments gives them (``rail``, ``network``).
+    ``rails`` are the pod's attachments as gpufabric.roce._fabric_plan_verify gives them (``rail``, ``network``).
     Multus names the interfaces net1, net2, ... in request order, but the network-status annotation says
     which network each one is, so the match is by network name (``<namespace>/<network>`` or bare), never by
     position. A rail whose network is missing from the status gets ``address: None``, which the ring plan

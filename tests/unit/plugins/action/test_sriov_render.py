@@ -11,7 +11,7 @@ from ansible_collections.gpufabric.roce.plugins.action.sriov_render import Actio
 from ansible_collections.gpufabric.roce.plugins.filter.fabric_plan import FilterModule as FabricPlanFilters
 from ansible_collections.gpufabric.roce.plugins.filter.k8s_render import FilterModule
 from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.nccl import gateway_rails, nccl_env
-from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import fabric_table, gateway_args_list
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import gateway_args_list
 
 FILTERS = FilterModule().filters()
 PF = "enp157s0np0"
@@ -78,23 +78,42 @@ def test_a_bad_value_every_node_reads_from_group_vars_is_one_line_naming_the_nod
         "Fix: set sriov_networks_priority to 0..99. Source: sriov_networks_priority in /inv/group_vars/roce_nodes.yml:15."]
 
 
-def test_the_nic_configuration_templates_use_the_plans_table_from_the_hosts_variables_and_only_when_needed():
+def _computed_plan(hv):
+    return FabricPlanFilters().filters()["fabric_plan"](hv, sorted(hv))
+
+
+def test_the_render_reads_each_node_from_the_plan_and_its_table_only_when_needed():
     hv = hostvars()
 
-    class Unread(dict):
-        def get(self, *_):
-            raise AssertionError("the plan is read only when a node has roce_qos_via: operator")
+    class Guarded(dict):
+        def __getitem__(self, key):
+            if key == "fabric":
+                raise AssertionError("the plan's table is read only when a node has roce_qos_via: operator")
+            return dict.__getitem__(self, key)
 
-    plan = Unread(fabric={})
-    assert not render({"hosts": ["node1", "node2"]}, {"hostvars": hv, "__site_plan": plan}).get("failed")
+    plan = _computed_plan(hv)
+    out = render({"hosts": ["node1", "node2"]}, {"hostvars": hv, "__site_plan": Guarded(plan)})
+    assert not out.get("failed") and out["counts"]["policies"] == 2
     for h in ("node1", "node2"):
         hv[h].update(roce_qos={}, roce_qos_via="operator", roce_nic_type="1021")
-    table = fabric_table({h: hv[h] for h in ("node1", "node2")}, ["node1", "node2"])
-    table["qos_profiles"][0]["tos"] = 98  # only the plan's table says so
-    out = render({"hosts": ["node1", "node2"]}, {"hostvars": hv, "__site_plan": {"fabric": table}})
+    plan = _computed_plan(hv)
+    plan["fabric"]["qos_profiles"][0]["tos"] = 98  # only the plan's table says so
+    # The inventory changed after planning: the render reads the plan, not the inventory.
+    for h in hv:
+        hv[h].update(roce_qos_via="host", sriov_networks_priority=500)
+    out = render({"hosts": ["node1", "node2"]}, {"hostvars": hv, "__site_plan": plan})
+    assert not out.get("failed"), out.get("msg")
     templates = json.loads(out["objects"])["nic_config_templates"]
     assert {t["spec"]["template"]["roceOptimized"]["qos"]["tos"] for t in templates} == {98}
     assert out["counts"]["nic_config_devices"] == 2 and out["nic_config_nodes"] == 2
+
+
+def test_without_a_plan_that_has_every_host_the_render_reads_the_inventory_through_the_plan_builder():
+    hv = hostvars()
+    plan = FabricPlanFilters().filters()["fabric_plan"](hv, ["node1"])  # node2 is not in it
+    hv["node2"]["roce_node_name"] = "gpu-b"
+    out = render({"hosts": ["node1", "node2"]}, {"hostvars": hv, "__site_plan": plan})
+    assert out["node_names"] == {"node1": "node1", "node2": "gpu-b"}
 
 
 def test_nccl_gives_what_the_inventory_determines_of_every_nodes_settings_from_the_plans_table():
@@ -106,9 +125,10 @@ def test_nccl_gives_what_the_inventory_determines_of_every_nodes_settings_from_t
     assert out["nccl"] == {"env": {"node1": {}, "node2": {}}, "host_qos": []}  # no QoS: nothing the inventory determines
     hv["node1"].update(roce_qos={}, roce_node_name="gpu-a1", host_network_nccl_socket_ifname="eth0")
     hv["node2"].update(roce_qos={}, roce_qos_via="operator", roce_nic_type="1021")
-    table = fabric_table({h: hv[h] for h in ("node1", "node2")}, ["node1", "node2"])
+    plan = _computed_plan(hv)
+    table = plan["fabric"]
     table["qos_profiles"][0]["tos"] = 98  # only the plan's table says so
-    out = render({"hosts": ["node1", "node2"], "nccl": True}, {"hostvars": hv, "__site_plan": {"fabric": table}})
+    out = render({"hosts": ["node1", "node2"], "nccl": True}, {"hostvars": hv, "__site_plan": plan})
     assert out["nccl"] == {"env": {"gpu-a1": {"NCCL_IB_TC": "98", "NCCL_SOCKET_IFNAME": "eth0"}, "node2": {"NCCL_IB_TC": "98"}},
                            "host_qos": ["gpu-a1"]}  # node2's QoS is in its NicConfigurationTemplate
     # The same settings as the host phase derives from the same rails (one helper): only the facts' own are added there.
@@ -173,7 +193,7 @@ def test_the_controller_finds_the_plan_on_the_node_that_holds_it():
     assert out["failed"] is True and "may see part of the fabric only" in out["msg"]
 
 
-def test_a_plan_read_back_must_cover_every_rendered_node_and_match_the_variables():
+def test_a_plan_read_back_must_cover_every_rendered_node_and_is_what_is_rendered():
     hv = hostvars()
     plan = _plan(hv, read_from="/srv/plan.json")
     assert not render({"hosts": ["node1", "node2"], "whole_fabric": True}, {"hostvars": hv, "__site_plan": plan}).get("failed")
@@ -181,16 +201,20 @@ def test_a_plan_read_back_must_cover_every_rendered_node_and_match_the_variables
     out = render({"hosts": ["node1"], "whole_fabric": True}, {"hostvars": hv, "__site_plan": plan})
     assert out["failed"] is True
     assert out["msg"].startswith('node2: roce_plan="/srv/plan.json": has 1 node(s) this run does not render: node2')
-    # The inventory changed after the plan was written: the VFs would get another VLAN and MTU than the gateways.
+    # The inventory changed after the plan was written: the objects are rendered from the plan, as the host phases
+    # configured the nodes from it (the same VLAN and MTU on the VFs as on the gateways).
     hv["node1"].update(roce_vlan_id=200)
     hv["node2"].update(roce_vlan_id=200, roce_mtu=4200)
     out = render({"hosts": ["node1", "node2"], "whole_fabric": True}, {"hostvars": hv, "__site_plan": plan})
+    assert not out.get("failed"), out.get("msg")
+    objects = json.loads(out["objects"])
+    assert {n["spec"]["vlan"] for n in objects["networks"]} == {100}
+    assert {p["spec"]["mtu"] for p in objects["policies"]} == {9000}
+    # A host to render that the plan read back does not have: refused, not read from the inventory.
+    hv["node3"] = dict(hv["node1"], roce_pod_subnet="10.255.0.8/30", roce_pod_gateway="10.255.0.10")
+    out = render({"hosts": ["node1", "node2", "node3"], "whole_fabric": True}, {"hostvars": hv, "__site_plan": plan})
     assert out["failed"] is True and "objects" not in out
-    assert 'node2: roce_mtu=4200: differs from the plan read from /srv/plan.json (9000)' in out["msg"]
-    # One change on both nodes is one line naming both.
-    assert 'node1 (and 1 other node: node2): roce_vlan_id=200: differs from the plan read from /srv/plan.json (100)' in out["msg"]
-    assert out["msg"].startswith("2 problems in the pod network of the nodes:")
-    assert "Fix: write the plan again from this inventory and run the host phases with it" in out["msg"]
+    assert out["msg"].startswith('node3: roce_plan="/srv/plan.json": has no entry for node3, which this run renders')
 
 
 def test_the_refusal_names_the_declaration_the_plan_was_made_with():

@@ -146,8 +146,15 @@ def test_a_value_edited_to_something_invalid_is_refused_by_the_rules_of_a_comput
     (one_rail(3), lambda p: p.update(complete="yes"), 'all roce_nodes: roce_plan="/srv/plan.json": is damaged: its complete is "yes", not true or false. '),
     (one_rail(3), lambda p: p.update(nodes=5), 'all roce_nodes: roce_plan="/srv/plan.json": is damaged: its node count is 5, but it has 3 nodes. '),
     (one_rail(3), lambda p: p.update(extra=1), 'all roce_nodes: roce_plan="/srv/plan.json": is damaged: it has key(s) a plan does not have: extra. '),
+    (one_rail(3), lambda p: p["inputs"].pop("common"),
+     'all roce_nodes: roce_plan="/srv/plan.json": is damaged: its inputs are not the common and per-node variables a plan carries. '),
+    (one_rail(3), lambda p: p["inputs"]["nodes"].update(n9={}),
+     'all roce_nodes: roce_plan="/srv/plan.json": is damaged: it has inputs for n9, which are not among its nodes. '),
+    (one_rail(3), lambda p: p["inputs"]["nodes"]["n1"].update(ansible_host="10.0.0.1"),
+     'n1: roce_plan="/srv/plan.json": is invalid: its inputs have variable(s) no phase reads of a node: ansible_host. '),
 ], ids=["no-mtu", "no-gateway", "rail-no-num-vfs", "rail-no-subnet", "mtu-as-text", "key-added", "table-vlan", "entry-not-mapping",
-        "no-complete", "no-order", "complete-not-bool", "node-count", "plan-key-added"])
+        "no-complete", "no-order", "complete-not-bool", "node-count", "plan-key-added", "inputs-no-common", "inputs-stray-node",
+        "inputs-unknown-variable"])
 def test_a_key_removed_or_added_with_the_fingerprint_computed_again_is_refused(hv, edit, line):
     msg = refusal(edited(written(hv), edit), list(hv)[:1])
     assert msg.startswith(line), msg
@@ -203,11 +210,13 @@ def test_the_fingerprint_covers_every_key_of_the_plan_and_not_the_derived_ones()
 
 
 @pytest.mark.parametrize("version,problem,fix", [
-    (2, "was written by an older version of this collection (plan version 2; this one reads version 3, where every node "
-        "is a list of rails)", "Fix: write it again with roce_plan_out: ansible-playbook -i <the whole inventory>"),
-    (4, "was written by a newer version of this collection (plan version 4; this one reads version 3)",
+    (2, "was written by an older version of this collection (plan version 2; this one reads version 4, which carries what "
+        "the Kubernetes phases read of each node)", "Fix: write it again with roce_plan_out: ansible-playbook -i <the whole inventory>"),
+    (3, "was written by an older version of this collection (plan version 3; this one reads version 4, which carries what "
+        "the Kubernetes phases read of each node)", "Fix: write it again with roce_plan_out: ansible-playbook -i <the whole inventory>"),
+    (5, "was written by a newer version of this collection (plan version 5; this one reads version 4)",
      "Fix: read it with the collection that wrote it, or write the plan again"),
-    ("3", 'has plan version "3"; this collection reads version 3', FIX),
+    ("4", 'has plan version "4"; this collection reads version 4', FIX),
 ])
 def test_a_plan_of_another_version_is_refused_as_such(version, problem, fix):
     plan = dict(written(one_rail(2)), version=version)

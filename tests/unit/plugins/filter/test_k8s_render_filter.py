@@ -4,6 +4,7 @@ import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.gpufabric.roce.plugins.filter.fabric_plan import FilterModule as PlanFilters
 from ansible_collections.gpufabric.roce.plugins.filter.k8s_render import FilterModule
 from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import fabric_table
 
@@ -190,3 +191,24 @@ def test_nic_node_policies_off_reads_no_group_variables_and_a_non_boolean_is_nam
     # Not a boolean: read as on, and the render refuses the value itself.
     with pytest.raises(AnsibleFilterError, match="network_operator_node_policies.*must be a boolean"):
         FILTERS["_nic_node_policies"]({"network_operator_node_policies": "maybe"}, nodes, ["node1", "node2"])
+
+
+def test_nic_node_policies_read_the_groups_from_the_plans_operator_slice():
+    plans = PlanFilters().filters()
+    hv = {h: {"roce_pf": "p", "roce_pod_subnet": "10.0.0.%d/30" % (4 * i), "roce_pod_gateway": "10.0.0.%d" % (4 * i + 2),
+              "network_operator_node_group": grp, "network_operator_node_group_selector": {"pool": grp}}
+          for i, (h, grp) in enumerate((("gpu1", "h100"), ("gpu2", "b200"), ("gpu3", "h100")))}
+    cfg = {"network_operator_node_policies": True, "network_operator_ofed_driver": True, "network_operator_chart_version": "26.4.1"}
+    operator = plans["_fabric_plan_slice"](plans["fabric_plan_json"](plans["fabric_plan"](hv, list(hv))), "network_operator")
+    assert operator["members"]["gpu2"] == {"network_operator_node_group": "b200", "network_operator_node_group_selector": {"pool": "b200"}}
+    assert sorted(operator["members"]) == ["gpu1", "gpu2", "gpu3"]
+    from_plan = FILTERS["_nic_node_policies"](cfg, None, list(hv), members=operator["members"])
+    assert from_plan == FILTERS["_nic_node_policies"](cfg, hv, list(hv))  # the same groups as the inventory gives
+    assert [p["metadata"]["name"] for p in from_plan["nic_node_policies"]] == ["b200", "h100"]
+    # Nodes without groups are not carried: the slice has only what a node sets.
+    for node in hv.values():
+        del node["network_operator_node_group"], node["network_operator_node_group_selector"]
+    operator = plans["_fabric_plan_slice"](plans["fabric_plan"](hv, list(hv)), "network_operator")
+    assert operator["members"] == {}
+    default = FILTERS["_nic_node_policies"](cfg, None, list(hv), members=operator["members"])
+    assert [p["metadata"]["name"] for p in default["nic_node_policies"]] == ["roce-nodes"]

@@ -1,11 +1,12 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufabric.roce maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""node_rails / rail_attachments filters, and test pods that request one VF of every rail."""
+"""node_rails and the verification's slice of the plan (_fabric_plan_verify), and test pods that request one VF of every rail."""
 
 import pytest
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.gpufabric.roce.plugins.filter.fabric_plan import FilterModule as PlanFilters
 from ansible_collections.gpufabric.roce.plugins.filter.rails import FilterModule
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.sriov import SRIOV_DEFAULT_KEYS, render_sriov
 from ansible_collections.gpufabric.roce.plugins.module_utils._verify.rdma_pods import pod_manifests, pod_placement
@@ -17,8 +18,12 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._verify.rdma_report
 )
 from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_defaults import with_role_defaults
 
-F = FilterModule().filters()
+F = dict(FilterModule().filters(), **PlanFilters().filters())
 PLAN = [{"name": "rail%d" % i, "pf": "enp%ds0np0" % (10 + i), "vlan": 101 + i, "subnet_pool": "10.%d.0.0/16" % (101 + i)} for i in range(3)]
+
+
+def _attachments(hv, hosts, *naming):
+    return {n["host"]: n for n in F["_fabric_plan_verify"](F["fabric_plan_json"](F["fabric_plan"](hv, hosts)), hosts, *naming)}
 
 
 def test_attachments_name_what_the_sriov_render_names():
@@ -26,12 +31,40 @@ def test_attachments_name_what_the_sriov_render_names():
     hv = {h: {"roce_rails": PLAN, "roce_node_index": i, "roce_node_name": h} for i, h in enumerate(hosts)}
     hv["gpu-b"]["roce_rail_overrides"] = {"rail2": {"network_name": "storage", "resource_name": "storage_b"}}
     rendered = render_sriov(hosts, hv, with_role_defaults("sriov_networks", SRIOV_DEFAULT_KEYS))
-    for i, host in enumerate(hosts):
-        att = F["_rail_attachments"](hv[host], host, i)
+    nodes = _attachments(hv, hosts)
+    for host in hosts:
         entry = next(n for n in rendered["nodes"] if n["host"] == host)
-        assert [(a["network"], a["resource"]) for a in att] == [(r["network"], r["resource"]) for r in entry["rails"]]
-    assert F["_rail_attachments"](hv["gpu-b"], "gpu-b", 1)[2] == {"rail": "rail2", "network": "storage-gpu-b", "resource": "nvidia.com/storage_b"}
-    assert F["_rail_attachments"]({"roce_pf": "p"}, "one-rail") == []
+        assert [(a["network"], a["resource"]) for a in nodes[host]["rails"]] == [(r["network"], r["resource"]) for r in entry["rails"]]
+    assert nodes["gpu-b"]["rails"][2] == {"rail": "rail2", "network": "storage-gpu-b", "resource": "nvidia.com/storage_b"}
+    assert nodes["gpu-b"]["tos"] == {"rail0": None, "rail1": None, "rail2": None}  # no QoS
+    one = {"one-rail": {"roce_pf": "p", "roce_pod_subnet": "10.0.0.0/30", "roce_pod_gateway": "10.0.0.2", "rdma_verify_pod_network": "mine"}}
+    want = {"host": "one-rail", "node_name": "one-rail", "network": "mine", "resource": "nvidia.com/roce_one_rail", "rails": [], "tos": {"": None}}
+    assert _attachments(one, ["one-rail"])["one-rail"] == want
+
+
+def test_each_rails_tos_is_the_plans_and_a_host_outside_it_is_refused():
+    hosts = ["gpu-a", "gpu-b"]
+    hv = {h: {"roce_rails": [dict(r) for r in PLAN], "roce_node_index": i, "roce_qos": {}} for i, h in enumerate(hosts)}
+    hv["gpu-b"]["roce_rail_overrides"] = {"rail1": {"qos": {"tos": 98}}}
+    nodes = _attachments(hv, hosts)
+    assert nodes["gpu-a"]["tos"] == {"rail0": 106, "rail1": 106, "rail2": 106}
+    assert nodes["gpu-b"]["tos"] == {"rail0": 106, "rail1": 98, "rail2": 106}
+    # The same as the QoS model gives each rail (one derivation: the plan's).
+    assert [F["_rail_tos"](hv["gpu-b"], r["name"]) for r in PLAN] == [106, 98, 106]
+    text = F["fabric_plan_json"](F["fabric_plan"](hv, hosts))
+    with pytest.raises(AnsibleFilterError, match=r"^gpu-z: host=\"gpu-z\": is not in the fabric plan .*Fix: add the host to group roce_nodes"):
+        F["_fabric_plan_verify"](text, ["gpu-a", "gpu-z"])
+
+
+def test_without_a_plan_the_role_plans_from_the_inventory_and_without_a_pod_network_reads_the_inputs_only():
+    hv = {"n1": {"roce_pf": "p", "roce_qos": {"tos": 96}, "roce_node_name": "k8s-n1"}}  # whereabouts: no node subnet
+    (node,) = F["_fabric_plan_verify"]("", ["n1"], "roce", "nvidia.com", "whereabouts", hostvars=hv)
+    assert node == {"host": "n1", "node_name": "k8s-n1", "network": "roce", "resource": "nvidia.com/roce", "rails": [], "tos": {"": 96}}
+    hv = {h: {"roce_rails": PLAN, "roce_node_index": i} for i, h in enumerate(["gpu-a", "gpu-b"])}
+    nodes = F["_fabric_plan_verify"]("", ["gpu-b"], hostvars=hv, nodes=["gpu-a", "gpu-b"])
+    assert [r["network"] for r in nodes[0]["rails"]] == ["roce-gpu-b-rail0", "roce-gpu-b-rail1", "roce-gpu-b-rail2"]
+    with pytest.raises(AnsibleFilterError, match="no plan"):
+        F["_fabric_plan_verify"]("", ["gpu-b"])
 
 
 def test_node_rails_refuses_with_field_and_fix():
@@ -40,7 +73,7 @@ def test_node_rails_refuses_with_field_and_fix():
 
 
 def test_a_multirail_pod_requests_one_vf_of_every_rail_and_attaches_every_rail():
-    att = F["_rail_attachments"]({"roce_rails": PLAN}, "gpu-a", 0)
+    att = _attachments({"gpu-a": {"roce_rails": PLAN}}, ["gpu-a"])["gpu-a"]["rails"]
     pods = pod_manifests([{"host": "gpu-a", "node_name": "gpu-a", "network": "ignored", "resource": "ignored/x", "rails": att}],
                          {"image": "perftest:1"})
     pod = pods[0]

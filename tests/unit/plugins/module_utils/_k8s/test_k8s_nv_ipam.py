@@ -14,7 +14,7 @@ import pytest
 import yaml
 from k8s_crd_schema import CrdError, load_crds, validate_object
 
-from ansible_collections.gpufabric.roce.plugins.filter.rails import pod_attachment, rail_attachments
+from ansible_collections.gpufabric.roce.plugins.filter.fabric_plan import FilterModule as PlanFilters
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.common import RenderValidationError
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.sriov import render_sriov
 from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import vlan_gateway_plans
@@ -178,18 +178,19 @@ def test_a_node_with_its_own_resource_name_is_refused_with_the_rails_one_as_fix(
 
 @pytest.mark.parametrize("ipam", [{}, NV_IPAM, dict(NV_IPAM, sriov_networks_nv_ipam_pool="my-pool")], ids=["host-local", "nv-ipam", "nv-ipam-named"])
 def test_what_a_test_pod_attaches_to_is_what_the_render_names(ipam):
-    """rdma_verify's pods name the network and resource through the filters pod_attachment and rail_attachments: they
-    must be the render's, in every IPAM mode."""
+    """rdma_verify's pods name the network and resource from the fabric plan (_fabric_plan_verify): they must be the
+    render's, in every IPAM mode."""
+    plans = PlanFilters().filters()
     mode = ipam.get("sriov_networks_ipam", "host-local")
     pool = ipam.get("sriov_networks_nv_ipam_pool", "")
     cases = [inventory("example")] + ([inventory("example-multirail")] if pool == "" else [])
     for hosts, hv in cases:
         out = render_sriov(hosts, hv, sriov_defaults(ipam))
         networks = {n["metadata"]["name"]: n["spec"]["resourceName"] for n in out["networks"]}
-        for position, host in enumerate(hosts):
-            node_name = hv[host].get("roce_node_name", host)
-            rails = rail_attachments(hv[host], node_name, position, "roce", "nvidia.com", mode, pool)
-            for att in rails or [pod_attachment(hv[host], node_name, "roce", "nvidia.com", mode)]:
+        verify = plans["_fabric_plan_verify"](plans["fabric_plan"](hv, hosts), hosts, "roce", "nvidia.com", mode, pool)
+        for host, attached in zip(hosts, verify):
+            assert attached["host"] == host and attached["node_name"] == hv[host].get("roce_node_name", host)
+            for att in attached["rails"] or [attached]:
                 assert "nvidia.com/" + networks[att["network"]] == att["resource"], (host, att)
                 node = next(n for n in out["nodes"] if n["host"] == host)
                 assert att["resource"] in node["resources"]
