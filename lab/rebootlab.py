@@ -62,9 +62,9 @@ PACKAGES = (
 )
 # What a suite adds: its own kernel (and, through it, initramfs-tools and the initrd).
 SUITE_PACKAGES = {"trixie": ("linux-image-amd64",)}
-# What builds netdevsim for a suite's own kernel (netdevsim_in_rootfs): the headers of the kernel linux-image-amd64
-# installs, with the gcc and kbuild it was built with, and its source. Removed again before the image is made.
-NETDEVSIM_BUILD_PACKAGES = ("linux-headers-amd64", "linux-source", "make")
+# What builds netdevsim for a suite's own kernel (netdevsim_in_rootfs), beside the headers of that kernel (with the
+# gcc and kbuild it was built with): its source and make. Removed again before the image is made.
+NETDEVSIM_BUILD_PACKAGES = ("linux-source", "make")
 
 
 def apt_mirror(suite):
@@ -150,7 +150,6 @@ def build_rootfs(suite):
     packages = suite_packages(suite)
     hooks = []
     if own_kernel(suite):
-        packages += NETDEVSIM_BUILD_PACKAGES
         hooks = ["--customize-hook=%s netdevsim-in-rootfs \"$1\"" % shlex.join([sys.executable, os.path.abspath(__file__)])]
     log("mmdebstrap %s (%s) from %s into %s" % (suite, ",".join(packages), mirror, tmp))
     started = time.time()
@@ -175,15 +174,26 @@ def rootfs_kernel(rootfs):
     return releases[0]
 
 
+def _installed(root):
+    out = subprocess.run(["chroot", root, "dpkg-query", "-W", "-f", "${binary:Package}\\n"], check=True, capture_output=True, text=True)
+    return set(out.stdout.split())
+
+
 def netdevsim_in_rootfs(root):
     """mmdebstrap's customize hook for a suite that boots its own kernel: build netdevsim.ko in the root filesystem
     as labctl builds the host's (labctl.netdevsim_build_argv), against the headers of the kernel it installed (the
-    host has neither that gcc nor that kbuild), put it in extra/, then remove the build packages again."""
+    host has neither that gcc nor that kbuild), and put it in extra/. Exactly the packages the build installed are
+    purged again (apt's autoremove would keep them: Debian never autoremoves an installed kernel's headers)."""
     release = rootfs_kernel(root)
+    started = time.time()
+    before = _installed(root)
+    # The chroot's apt still has mmdebstrap's sources and lists here (they are removed after the customize hooks).
+    apt = ["chroot", root, "apt-get", "--yes", "--quiet", "--quiet", "--no-install-recommends"]
+    run(apt + ["install", "linux-headers-%s" % release] + list(NETDEVSIM_BUILD_PACKAGES), stdout=subprocess.DEVNULL)
+    added = sorted(_installed(root) - before)
     sources = glob.glob(os.path.join(root, "usr/src/linux-source-*.tar.xz"))
     if len(sources) != 1:
         die("expected one linux-source tarball in %s/usr/src, found %s" % (root, sources or "none"))
-    started = time.time()
     work = "/tmp/netdevsim-build"
     os.makedirs(os.path.join(root, work.lstrip("/")))
     extract, build = labctl.netdevsim_build_argv("/usr/src/" + os.path.basename(sources[0]), "/usr/src/linux-headers-%s" % release, work)
@@ -193,9 +203,8 @@ def netdevsim_in_rootfs(root):
     os.makedirs(extra, exist_ok=True)
     shutil.copy(os.path.join(root, work.lstrip("/"), "netdevsim", "netdevsim.ko"), extra)
     run(["rm", "-rf", os.path.join(root, work.lstrip("/"))])
-    run(["chroot", root, "apt-get", "purge", "--yes", "--quiet", "--quiet", "--autoremove"] + list(NETDEVSIM_BUILD_PACKAGES),
-        stdout=subprocess.DEVNULL)
-    log("netdevsim for %s built in the root filesystem in %.0fs" % (release, time.time() - started))
+    run(apt + ["purge"] + added, stdout=subprocess.DEVNULL)
+    log("netdevsim for %s built in the root filesystem in %.0fs (%d build packages installed and purged)" % (release, time.time() - started, len(added)))
 
 
 def _write(root, rel, text, mode=0o644):
