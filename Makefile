@@ -274,8 +274,9 @@ molecule-lab-loaded: link
 	echo "molecule-lab-loaded: exit $$rc after $$(( $$(date +%s) - start ))s; load samples and logs in $$out"
 	exit $$rc
 
-# The reboot proof: both lab nodes booted with systemd as init (lab/rebootlab.py, an mmdebstrap'd
-# Debian bookworm image cached in lab/build/rebootlab; the first run on a machine downloads it),
+# The reboot proof: both lab nodes booted with systemd as init (lab/rebootlab.py: node1 on an mmdebstrap'd
+# Debian 13 image with its own kernel, node2 on Debian 12 with the lab's, cached in lab/build/rebootlab; the first
+# run on a machine downloads and builds them),
 # the host phases rolled out with persist: true, both nodes rebooted, everything read back.
 .PHONY: molecule-lab-reboot
 molecule-lab-reboot: link
