@@ -29,6 +29,7 @@ Every packet stays on 127.0.0.1 or inside the VMs.
 
 import argparse
 import contextlib
+import fcntl
 import glob
 import json
 import os
@@ -118,7 +119,15 @@ def netdevsim_build_argv(source_tar, headers, workdir):
 
 
 def cmd_build(_args):
-    """Build netdevsim out of tree: Debian ships no netdevsim.ko, but its source builds in seconds."""
+    """Build netdevsim out of tree: Debian ships no netdevsim.ko, but its source builds in seconds. One build at a
+    time: make test builds the reboot lab's images (which take this module) beside molecule lab's start."""
+    os.makedirs(BUILD_DIR, exist_ok=True)
+    with open(os.path.join(BUILD_DIR, "netdevsim.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _build_netdevsim()
+
+
+def _build_netdevsim():
     release = kernel_release()
     ko = netdevsim_ko(release)
     if os.path.exists(ko):
