@@ -22,10 +22,7 @@ import sys
 import zipimport
 
 # Built into the interpreter; hashlib would load OpenSSL's library at every module run for one digest.
-try:
-    from _sha2 import sha256  # Python 3.12 and later
-except ImportError:
-    from _sha256 import sha256
+from _sha256 import sha256
 
 _CACHE = "/run/lab-pycache"
 _compile = zipimport._compile_source
