@@ -67,8 +67,8 @@ def pools(inputs, nodes, defaults):
 def _table(hosts, table):
     """The fabric table of ``hosts`` (``table``: the table, or a function returning it)."""
     table = plain(table() if callable(table) else table)
-    if not (is_fabric_table(table) and all(h in table["nodes"] for h in hosts)):
-        missing = [h for h in hosts if not is_fabric_table(table) or h not in table["nodes"]]
+    missing = [h for h in hosts if not is_fabric_table(table) or h not in table["nodes"]]
+    if missing:
         raise ValueError("%s: not in the fabric table the render was given (%d of %d hosts are not)" % (missing[0], len(missing), len(hosts)))
     return table
 
