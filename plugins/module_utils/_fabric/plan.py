@@ -390,6 +390,72 @@ def check_table(table, order, source):
             for n in order if table['nodes'][n] != made['nodes'][n]], source)
 
 
+def _input_variables(table, order, packed):
+    """Each node's variables as the plan's inputs give them, for ``fabric_table`` to make its entry again. A one-rail
+    node's roce_sriov_pf and roce_vfs are no Kubernetes phase's, so no input carries them: they are its entry's."""
+    common, nodes = packed['common'], packed['nodes']
+    out = {}
+    for n in order:
+        if n not in nodes:
+            continue
+        hv = dict(common, **nodes[n])
+        entry = table['nodes'][n]
+        rails = entry.get('rails') if isinstance(entry, dict) else None
+        if hv.get('roce_rails') in (None, []) and isinstance(rails, list) and len(rails) == 1 and isinstance(rails[0], dict):
+            hv['roce_sriov_pf'] = rails[0].get('sriov_pf')
+            if rails[0].get('vfs'):
+                hv['roce_vfs'] = rails[0]['vfs']
+        out[n] = hv
+    return out
+
+
+_CONSISTENT_FIX = 'write it again with roce_plan_out, which writes the inputs and the fabric from one inventory: ' + PLAN_COMMAND
+
+
+def _inconsistent(source, node, field, from_inputs, from_table):
+    if field == 'roce_rails':  # a one-rail node's one rail is named '': it has no roce_rails
+        from_inputs, from_table = [r for r in from_inputs if r], [r for r in from_table if r]
+    return _refusal(source, 'is inconsistent (edited by hand): its inputs give %s=%s, but its fabric has %s=%s'
+                    % (field, shown_value(from_inputs), _plan_words(field), shown_value(from_table)), host=node,
+                    fix=_CONSISTENT_FIX)
+
+
+def check_consistent(table, order, source, packed, table_valid=False):
+    """Refuse a plan whose inputs give a node other rails than its table has (a plan edited by hand, its fingerprint
+    computed again): the render reads the rails from the table and the rest of the node from its inputs, so both must
+    be the one inventory's. The inputs go through the rules that made the table (``fabric_table``, the plan builder's
+    derivation): when they make the table, the table is one the rules make, and no second pass is needed. Else the table
+    is checked first (``check_table``, unless ``table_valid``), then each node's inputs on their own, and the first field
+    where a node's inputs and its entry differ is named."""
+    variables = _input_variables(table, order, packed)
+    positions = {n: i for i, n in enumerate(order)}
+    if len(variables) == len(order):
+        try:
+            if fabric_table(variables, order, positions) == table:
+                return
+        except GpufabricError:
+            pass  # named below, node by node
+    if not table_valid:
+        check_table(table, order, source)
+    errors = []
+    for node, hv in variables.items():
+        # One node at a time: a rule across nodes (one VLAN per rail, the same rails everywhere) would name the other nodes
+        # for this node's edit; the table's cross-node rules have passed.
+        try:
+            made = fabric_table({node: hv}, [node], positions)
+        except GpufabricError as exc:
+            e = getattr(exc, 'errors', [exc])[0]
+            errors.append(_refusal(source, 'is inconsistent (edited by hand): its inputs give %s=%s, which the rules refuse (%s), '
+                                   'where its fabric has an entry for the node' % (e.field, shown_value(e.value), e.problem),
+                                   host=node, fix=_CONSISTENT_FIX))
+            continue
+        planned = dict(table, nodes={node: table['nodes'][node]})
+        for _node, field, have, want in _differences(planned, made):
+            errors.append(_inconsistent(source, node, field, have, want))
+            break  # the first: a field derived from it (a rail's sriov_pf from its pf) would repeat it
+    _raise(errors, source)
+
+
 def _raise(errors, source=None):
     errors = grouped(errors)
     if len(errors) == 1:
@@ -423,22 +489,24 @@ def check_plan(data, run_hosts, source='roce_plan', table_of=None, input_keys=No
                              'plan again from an inventory that has these nodes, or remove them from this run (--limit); '
                              + PLAN_FIX)
     if table_of is None:
-        check_table(table, order, source)
+        check_consistent(table, order, source, data['inputs'])
         return dict(data, **{READ_FROM: source})
     mine = set(run_hosts)
     hosts = [n for n in order if n in mine]
     try:
         current = table_of(hosts, {n: i for i, n in enumerate(order) if n in mine})
     except GpufabricError:
-        check_table(table, order, source)  # a plan that is wrong too is named first: the fix is to write it again
+        check_consistent(table, order, source, data['inputs'])  # a plan that is wrong too is named first: the fix is to write it again
         raise
-    # A run of every node of the plan whose variables give the plan's table: the rules made it, no second pass needed.
+    # A run of every node of the plan whose variables give the plan's table: the rules made it; its inputs must give it too.
     if len(hosts) < len(order) or current != table:
-        check_table(table, order, source)
+        check_consistent(table, order, source, data['inputs'])
         errors = drift(dict(table, nodes={n: table['nodes'][n] for n in hosts}), current, source,
                        'which the host phases of this run would configure the node with, not with this value')
         if errors:
             _raise(errors)
+    else:
+        check_consistent(table, order, source, data['inputs'], table_valid=True)
     return dict(data, **{READ_FROM: source})
 
 
@@ -644,9 +712,21 @@ def _resolved(table, entry):
 def drift(planned, current, source, why):
     """GpufabricErrors, one per node and field, where ``current`` (this run's table) differs from ``planned``; ``why``
     the difference matters."""
-    errors = []
     fix = ('write the plan again from this inventory and run the host phases with it (%s), or set the value back to the '
            'planned one' % PLAN_COMMAND)
+    errors = []
+    for node, field, have, want in _differences(planned, current):
+        if field == 'roce_rails':
+            errors.append(GpufabricError(node, field, have, 'differs from the rails of the plan read from %s (%s)'
+                                         % (source, ', '.join(want) or 'one rail'), fix))
+        else:
+            errors.append(GpufabricError(node, field, have, 'differs from the plan read from %s (%s), %s' % (source, json.dumps(want), why), fix))
+    return errors
+
+
+def _differences(planned, current):
+    """``(node, field as the inventory names it, current value, planned value)`` for each field of a node where the table
+    ``current`` differs from ``planned``; a node whose rails differ is named for its rails' names only."""
     # Equal entries are equal nodes when the QoS profiles their indices point into are equal too: the common case, without
     # a field-by-field walk (80,000 entries at 10,000 x 8).
     same_profiles = planned.get('qos_profiles') == current.get('qos_profiles')
@@ -655,18 +735,14 @@ def drift(planned, current, source, why):
         if same_profiles and have == want:
             continue
         if have and want.get('qos_via') != have.get('qos_via'):
-            errors.append(GpufabricError(node, 'roce_qos_via', have.get('qos_via') or 'host', 'differs from the plan read from %s (%s), %s'
-                                         % (source, json.dumps(want.get('qos_via') or 'host'), why), fix))
+            yield node, 'roce_qos_via', have.get('qos_via') or 'host', want.get('qos_via') or 'host'
         want_rails, have_rails = list(rail_entries(want)), list(rail_entries(have)) if have else []
         names = [r['rail'] for r in want_rails]
         if [r['rail'] for r in have_rails] != names:
-            errors.append(GpufabricError(node, 'roce_rails', [r['rail'] for r in have_rails], 'differs from the rails of the plan '
-                                         'read from %s (%s)' % (source, ', '.join(names) or 'one rail'), fix))
+            yield node, 'roce_rails', [r['rail'] for r in have_rails], names
             continue
         for planned_rail, current_rail in zip(want_rails, have_rails):
             w, h = _resolved(planned, planned_rail), _resolved(current, current_rail)
             for key in sorted(set(w) | set(h)):
                 if key != 'rail' and w.get(key) != h.get(key):
-                    errors.append(GpufabricError(node, _field(w['rail'], key), h.get(key), 'differs from the plan read from %s (%s), %s'
-                                                 % (source, json.dumps(w.get(key)), why), fix))
-    return errors
+                    yield node, _field(w['rail'], key), h.get(key), w.get(key)
