@@ -50,7 +50,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network
     rail_entries,
     route_to,
 )
-from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.rails import SHORTHAND_FIELDS
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.rails import SHORTHAND_FIELDS, rail_routes
 from ansible_collections.gpufabric.roce.plugins.module_utils._common.route_ranges import compress, without
 
 PLAN_KIND = 'gpufabric.roce/fabric-plan'
@@ -564,14 +564,43 @@ def node_nics(data, host):
     return [dict({k: r[k] for k in _NIC_KEYS}, link_type=r.get('link_type', 'eth')) for r in rail_entries(table['nodes'][host])]
 
 
-# A rail's names for its SR-IOV network and resource, as roce_rails (and the node's roce_rail_overrides) set them.
+# What a rail's entry in the table leaves to the node's inputs (roce_rails, and the node's roce_rail_overrides): the names
+# of its SR-IOV network and resource, its pods' routes, and the pool its nodes' subnets come from.
 _RAIL_NAMES = ('network_name', 'resource_name')
+_RAIL_INPUTS = _RAIL_NAMES + ('routes', 'subnet_pool')
 
 
-def _rail_names(inputs, rail):
+def _rail_inputs(inputs, rail, keys):
+    """The ``keys`` the node's inputs give rail ``rail``: its roce_rail_overrides over roce_rails, as the rails are merged."""
     listed = next((r for r in inputs.get('roce_rails') or [] if isinstance(r, dict) and r.get('name') == rail), {})
     override = (inputs.get('roce_rail_overrides') or {}).get(rail) or {}
-    return {k: override.get(k) or listed.get(k) for k in _RAIL_NAMES if override.get(k) or listed.get(k)}
+    out = {}
+    for key in keys:
+        value = override.get(key) if override.get(key) is not None else listed.get(key)
+        if value is not None:
+            out[key] = value
+    return out
+
+
+def table_rails(table, host, inputs):
+    """``host``'s rails as the SR-IOV render reads them, in the shape of ``_fabric.rails.node_rails``: each rail's entry
+    in the fabric table (pf, VLAN, MTU, subnet, gateway, VF count and settings, link type; ``qos``: the rail's QoS
+    profile) with what the node's ``inputs`` give it of _RAIL_INPUTS. None when the table has no entry for ``host``."""
+    entry = table.get('nodes', {}).get(host)
+    if entry is None:
+        return None
+    profiles = table.get('qos_profiles') or []
+    out = []
+    for r in rail_entries(entry):
+        rail = {'name': r['rail'], 'pf': r['pf'], 'mtu': r['mtu'], 'subnet': r['subnet'], 'num_vfs': r['num_vfs'], 'sriov_pf': r['sriov_pf']}
+        rail.update({key: r[key_in_table] for key, key_in_table in (('vlan', 'vlan_id'), ('gateway', 'gateway'), ('link_type', 'link_type'),
+                                                                     ('vfs', 'vfs')) if r.get(key_in_table)})
+        if r.get('qos') is not None:
+            rail['qos'] = profiles[r['qos']]
+        rail.update(_rail_inputs(inputs, r['rail'], _RAIL_INPUTS))
+        rail['routes'] = rail_routes(rail)
+        out.append(rail)
+    return out
 
 
 def verify_slice(data, hosts):
@@ -598,7 +627,8 @@ def verify_slice(data, hosts):
         rails = rail_entries(table['nodes'][host]) if host in table.get('nodes', {}) else []
         out[host] = {
             'node_name': own['roce_node_name'] if own.get('roce_node_name') not in (None, '') else host,
-            'rails': [dict(_rail_names(own, r['rail']), rail=r['rail']) for r in rails if r['rail']],
+            'rails': [dict({k: v for k, v in _rail_inputs(own, r['rail'], _RAIL_NAMES).items() if v}, rail=r['rail'])
+                      for r in rails if r['rail']],
             'tos': {r['rail']: profiles[r['qos']]['tos'] if r.get('qos') is not None else None for r in rails},
             'inputs': own,
         }

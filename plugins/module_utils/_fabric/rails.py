@@ -335,12 +335,17 @@ def node_rails(hv, position, defaults=None):
             merged['vfs'], vf_problems = check_vfs(merged['vfs'], merged.get('num_vfs'), merged.get('sriov_pf') or merged['pf'], field + '.',
                                                    'in roce_rails or roce_rail_overrides.%s.vfs' % rail['name'])
             problems.extend(vf_problems)
-        if merged.get('routes') is None:
-            # A pod has one net<N> per rail: a default route on each would fight, so each rail's pods
-            # route only the rail's plane (the pool every node's subnet of this rail comes from).
-            merged['routes'] = [{'dst': '%s' % merged['subnet_pool']}] if merged.get('subnet_pool') else []
+        merged['routes'] = rail_routes(merged)
         out.append(merged)
     return out, problems
+
+
+def rail_routes(rail):
+    """The routes of the rail's pods: its own ``routes``, else the rail's plane only (the pool every node's subnet of the
+    rail comes from): a pod has one net<N> per rail, and a default route on each would fight."""
+    if rail.get('routes') is not None:
+        return rail['routes']
+    return [{'dst': '%s' % rail['subnet_pool']}] if rail.get('subnet_pool') else []
 
 
 _VFS_SPEC = ArgumentSpecValidator({'vfs': {'type': 'list', 'elements': 'dict', 'options': VF_OPTIONS}})
