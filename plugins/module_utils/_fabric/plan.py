@@ -464,7 +464,7 @@ def _raise(errors, source=None):
         raise FabricErrors(errors, 'the plan read from %s' % source if source is not None else 'the pod network of the nodes')
 
 
-def check_plan(data, run_hosts, source='roce_plan', table_of=None, input_keys=None):
+def check_plan(data, run_hosts, source='roce_plan', table_of=None, *, input_keys=None, inputs_of=None):
     """``data`` as a plan this run can use: its kind and version known, intact (its fingerprint covers all of it), its
     table one the rules of a computed plan make (``check_table``), and every host of ``run_hosts`` (the roce_nodes of
     this run) in it. Nodes of the plan absent from the run are fine.
@@ -474,7 +474,9 @@ def check_plan(data, run_hosts, source='roce_plan', table_of=None, input_keys=No
     the inventory has moved on from would configure the host phases with the old values (``drift``).
 
     ``input_keys``: the variables a plan's inputs may name (what the Kubernetes phases read of a node); their values are
-    checked where they are read, by the rules of the inventory's (the SR-IOV render validates them as it renders)."""
+    checked where they are read, by the rules of the inventory's (the SR-IOV render validates them as it renders). The
+    inputs must give the table (``check_consistent``); ``inputs_of(nodes)``, this run's inputs of ``nodes`` (host -> the
+    variables it sets), spares that pass when a run of every node has the plan's inputs and table both."""
     _check_head(data, source)
     if input_keys is not None:
         _check_input_keys(data, source, input_keys)
@@ -505,7 +507,7 @@ def check_plan(data, run_hosts, source='roce_plan', table_of=None, input_keys=No
                        'which the host phases of this run would configure the node with, not with this value')
         if errors:
             _raise(errors)
-    else:
+    elif inputs_of is None or inputs_of(order) != node_inputs(data, order):
         check_consistent(table, order, source, data['inputs'], table_valid=True)
     return dict(data, **{READ_FROM: source})
 

@@ -40,14 +40,19 @@ def plan_file(tmp_path, hv, edit=None):
     return str(path)
 
 
-def read(path, hosts, table_of=None):
-    return fp.check_plan(fp.load(path), hosts, path, table_of, input_keys=pb.NODE_KEYS)
+def read(path, hosts, table_of=None, inputs_of=None):
+    return fp.check_plan(fp.load(path), hosts, path, table_of, input_keys=pb.NODE_KEYS, inputs_of=inputs_of)
 
 
-def refused(path, hosts, table_of=None):
+def refused(path, hosts, table_of=None, inputs_of=None):
     with pytest.raises(GpufabricError) as err:
-        read(path, hosts, table_of)
+        read(path, hosts, table_of, inputs_of)
     return str(err.value)
+
+
+def run_of(hv):
+    """``table_of`` and ``inputs_of`` as a run whose inventory is ``hv`` gives them to check_plan (the fabric_plan_read filter)."""
+    return (lambda nodes, positions: fabric_table(hv, nodes, positions)), (lambda nodes: pb.node_inputs(hv, nodes))
 
 
 @pytest.mark.parametrize("hv", [rails(3), one_rail(3)], ids=["rails", "one-rail"])
@@ -118,10 +123,7 @@ def test_a_run_whose_inventory_gives_the_table_still_refuses_edited_inputs(tmp_p
     hv = rails(3)
     path = plan_file(tmp_path, hv, lambda p: p["inputs"]["nodes"]["gpu00"].update(roce_rail_overrides={"rail0": {"vlan": 109}}))
 
-    def table_of(nodes, positions):
-        return fabric_table(hv, nodes, positions)
-
-    msg = refused(path, list(hv), table_of)
+    msg = refused(path, list(hv), *run_of(hv))
     assert msg.startswith('gpu00: roce_plan="%s": is inconsistent (edited by hand): its inputs give roce_rails[rail0].vlan=109, but '
                           'its fabric has rails[rail0].vlan_id=101. ' % path), msg
 
@@ -134,3 +136,15 @@ def test_an_edit_made_to_both_alike_is_read_as_one_inventorys(tmp_path):
 
     path = plan_file(tmp_path, rails(2), edit)
     assert read(path, ["gpu01"])["fabric"]["nodes"]["gpu01"]["rails"][1]["pf"] == "enp99s0np0"
+
+
+def test_a_run_of_every_node_with_the_plans_inputs_and_table_makes_no_second_pass(tmp_path, monkeypatch):
+    hv = rails(3)
+    path = plan_file(tmp_path, hv)
+    made = []
+    monkeypatch.setattr(fp, "fabric_table", lambda *a, **kw: made.append(a) or fabric_table(*a, **kw))
+    assert read(path, list(hv), *run_of(hv))["order"] == list(hv)
+    assert made == []  # the run's own table_of made the table; its inputs are the plan's
+    hv["gpu01"]["sriov_networks_priority"] = 20  # an input the rails do not read, changed since the plan was written
+    assert read(path, list(hv), *run_of(hv))["order"] == list(hv)
+    assert len(made) == 1  # the plan's inputs checked against its table, once
