@@ -584,6 +584,11 @@ def _rail_inputs(inputs, rail, keys):
     return out
 
 
+# A rail's keys in the render's shape that only some rails have in the table (an InfiniBand rail has neither VLAN nor
+# gateway), with the table's names.
+_TABLE_RAIL_KEYS = (('vlan', 'vlan_id'), ('gateway', 'gateway'), ('link_type', 'link_type'), ('vfs', 'vfs'))
+
+
 def table_rails(table, host, inputs):
     """``host``'s rails as the SR-IOV render reads them, in the shape of ``_fabric.rails.node_rails``: each rail's entry
     in the fabric table (pf, VLAN, MTU, subnet, gateway, VF count and settings, link type; ``qos``: the rail's QoS
@@ -595,8 +600,7 @@ def table_rails(table, host, inputs):
     out = []
     for r in rail_entries(entry):
         rail = {'name': r['rail'], 'pf': r['pf'], 'mtu': r['mtu'], 'subnet': r['subnet'], 'num_vfs': r['num_vfs'], 'sriov_pf': r['sriov_pf']}
-        rail.update({key: r[key_in_table] for key, key_in_table in (('vlan', 'vlan_id'), ('gateway', 'gateway'), ('link_type', 'link_type'),
-                                                                     ('vfs', 'vfs')) if r.get(key_in_table)})
+        rail.update({key: r[key_in_table] for key, key_in_table in _TABLE_RAIL_KEYS if r.get(key_in_table)})
         if r.get('qos') is not None:
             rail['qos'] = profiles[r['qos']]
         rail.update(_rail_inputs(inputs, r['rail'], _RAIL_INPUTS))
