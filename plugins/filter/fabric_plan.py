@@ -124,11 +124,12 @@ def _source(filter_name, data, hosts, hostvars, nodes):
 
 
 def fabric_plan_verify(data, hosts, name_prefix=None, resource_prefix=None, ipam=None, nv_ipam_pool=None,  # noqa: PLR0913,PLR0917 - filter
-                       hostvars=None, nodes=None):
+                       hostvars=None, nodes=None, operator_resource_prefix=None):
     try:
         hosts = [str(h) for h in hosts or []]
         data = _source('_fabric_plan_verify', data, hosts, hostvars, nodes)
-        naming = with_role_defaults('sriov_networks', _NAMING_KEYS, dict(zip(_NAMING_KEYS, plain([name_prefix, resource_prefix, ipam, nv_ipam_pool]))))
+        naming = with_role_defaults('sriov_networks', _NAMING_KEYS, dict(zip(_NAMING_KEYS, plain([name_prefix, resource_prefix, ipam, nv_ipam_pool]))),
+                                    others={'network_operator_resource_prefix': plain(operator_resource_prefix)})
         out = []
         for host, node in fp.verify_slice(data, hosts).items():
             tos = node['tos'] if node['tos'] else _inputs_tos(host, node)

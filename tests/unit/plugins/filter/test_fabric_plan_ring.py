@@ -105,3 +105,14 @@ def test_the_pod_names_default_to_the_sriov_networks_roles_defaults():
     assert (unset[0]["network"], unset[0]["resource"]) == ("roce-h1", "nvidia.com/roce_h1")
     given = F["_fabric_plan_verify"](text, ["h1"], "fab", "example.com", "whereabouts", None)[0]
     assert (given["network"], given["resource"]) == ("fab", "example.com/fab")
+
+
+def test_the_pod_resource_follows_the_operators_prefix_as_sriov_networks_does():
+    """sriov_networks_resource_prefix unset: the sriov_networks role names resources by network_operator_resource_prefix,
+    so the test pods must request that one."""
+    hosts = _one_rail(1)
+    text = F["fabric_plan_json"](F["fabric_plan"](hosts, list(hosts)))
+    pod = F["_fabric_plan_verify"](text, ["h1"], None, None, None, None, operator_resource_prefix="example.com")[0]
+    assert pod["resource"] == "example.com/roce_h1"
+    own = F["_fabric_plan_verify"](text, ["h1"], None, "fab.io", None, None, operator_resource_prefix="example.com")[0]
+    assert own["resource"] == "fab.io/roce_h1"
