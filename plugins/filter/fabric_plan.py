@@ -14,7 +14,6 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.gpufabric.roce.plugins.module_utils._fabric import plan as fp
 from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import GpufabricError, plain
 from ansible_collections.gpufabric.roce.plugins.module_utils._common.qos import effective_qos
-from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import fabric_table
 from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.rails import (
     node_network_name,
     node_resource_name,
@@ -23,14 +22,22 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.rails impor
 )
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.node_policy import MEMBER_FIELDS
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.nv_ipam import pool_name, pool_resource_name
+from ansible_collections.gpufabric.roce.plugins.module_utils._verify.rdma_report import ReportError, fabric_nodes
 from ansible_collections.gpufabric.roce.plugins.plugin_utils import _plan_builder
-from ansible_collections.gpufabric.roce.plugins.plugin_utils._raw_vars import view as _view
+from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_defaults import with_role_defaults
 
 
 def fabric_plan(hostvars, nodes=None, complete=None, awx_job_id=None):
     try:
         return _plan_builder.build(hostvars, nodes, fp.plan_complete(complete, awx_job_id))
     except (GpufabricError, ValueError) as exc:
+        raise AnsibleFilterError(str(exc)) from exc
+
+
+def fabric_has_pod_network(hostvars, host):
+    try:
+        return _plan_builder.has_pod_network(hostvars, host)
+    except ValueError as exc:
         raise AnsibleFilterError(str(exc)) from exc
 
 
@@ -42,10 +49,9 @@ def fabric_plan_read(data, run_hosts, source=None, hostvars=None):
             source, data = data, fp.load(data)
         table_of = inputs_of = None
         if hostvars is not None:
-            rows = _view(hostvars)
 
             def table_of(nodes, positions):
-                return fabric_table(rows, nodes, positions)
+                return _plan_builder.table(hostvars, nodes, positions)
 
             def inputs_of(nodes):
                 return _plan_builder.node_inputs(rows, nodes)
@@ -106,26 +112,61 @@ def _inputs_tos(host, node):
     return {'': qos['tos'] if qos else None}
 
 
-def fabric_plan_verify(data, hosts, name_prefix='roce', resource_prefix='nvidia.com', ipam='host-local', nv_ipam_pool='',  # noqa: PLR0913,PLR0917 - filter
-                       hostvars=None, nodes=None):
+# What the sriov_networks role names its networks and resources by; unset, its defaults/main.yml's values.
+_NAMING_KEYS = ('sriov_networks_name_prefix', 'sriov_networks_resource_prefix', 'sriov_networks_ipam', 'sriov_networks_nv_ipam_pool')
+
+
+def _source(filter_name, data, hosts, hostvars, nodes):
+    """The plan given (``data``), else what the plan builder reads of the inventory for the verification."""
+    data = plain(data) if not isinstance(data, str) else data
+    if data:
+        return data
+    if hostvars is None:
+        raise AnsibleFilterError('%s: no plan (empty) and no hostvars to plan from' % filter_name)
+    return _plan_builder.verify_source(hostvars, hosts, nodes)
+
+
+def fabric_plan_verify(data, hosts, name_prefix=None, resource_prefix=None, ipam=None, nv_ipam_pool=None,  # noqa: PLR0913,PLR0917 - filter
+                       hostvars=None, nodes=None, operator_resource_prefix=None):
     try:
         hosts = [str(h) for h in hosts or []]
-        data = plain(data) if not isinstance(data, str) else data
-        if not data:
-            if hostvars is None:
-                raise AnsibleFilterError('_fabric_plan_verify: no plan (empty) and no hostvars to plan from')
-            data = _plan_builder.verify_source(hostvars, hosts, nodes)
+        data = _source('_fabric_plan_verify', data, hosts, hostvars, nodes)
+        naming = with_role_defaults('sriov_networks', _NAMING_KEYS, dict(zip(_NAMING_KEYS, plain([name_prefix, resource_prefix, ipam, nv_ipam_pool]))),
+                                    others={'network_operator_resource_prefix': plain(operator_resource_prefix)})
         out = []
         for host, node in fp.verify_slice(data, hosts).items():
             tos = node['tos'] if node['tos'] else _inputs_tos(host, node)
-            out.append(dict(_attachments(node, name_prefix, resource_prefix, ipam, nv_ipam_pool), host=host,
-                            node_name=node['node_name'], tos=tos))
+            out.append(dict(_attachments(node, *(naming[k] for k in _NAMING_KEYS)), host=host, node_name=node['node_name'], tos=tos))
         return out
     except json.JSONDecodeError as exc:
         raise AnsibleFilterError('_fabric_plan_verify: the plan given as text is not JSON (%s); give the plan itself or the '
                                  'text fabric_plan_json wrote' % exc) from exc
     except (GpufabricError, ValueError) as exc:
         raise AnsibleFilterError(str(exc)) from exc
+
+
+def fabric_plan_ring(data, hosts, address_var='roce_pod_gateway', hostvars=None, nodes=None):
+    """rdma_verify's ring in host mode: ``{source, addresses, rails}``. ``source``: the plan (JSON text), or where none was
+    given what the plan builder reads of the inventory (the plan when the nodes have a pod network, else their inputs),
+    which the ToS are read from too. Each node is reached at its plan's gateway (per rail with rails); a one-rail node at
+    the variable ``address_var`` names when that is not roce_pod_gateway, and a node without a pod network always."""
+    try:
+        hosts = [str(h) for h in hosts or []]
+        given = plain(data) if not isinstance(data, str) else data
+        data = _source('_fabric_plan_ring', given, hosts, hostvars, nodes)
+        text = data if isinstance(data, str) else fp.dumps(data)
+        networked = bool(given) or bool(data['fabric']['nodes'])
+        ring = fabric_nodes(text, hosts) if networked else None
+        if ring is None or (address_var != 'roce_pod_gateway' and not ring['rails']):
+            if hostvars is None:
+                raise AnsibleFilterError('_fabric_plan_ring: the addresses are in %s, and no hostvars to read them from' % address_var)
+            ring = {'addresses': _plan_builder.addresses(hostvars, hosts, address_var), 'rails': None}
+        return dict(ring, source=text)
+    except json.JSONDecodeError as exc:
+        raise AnsibleFilterError('_fabric_plan_ring: the plan given as text is not JSON (%s); give the plan itself or the '
+                                 'text fabric_plan_json wrote' % exc) from exc
+    except (GpufabricError, ReportError, ValueError) as exc:
+        raise AnsibleFilterError(str(exc)) from None
 
 
 def fabric_plan_json(data):
@@ -135,4 +176,5 @@ def fabric_plan_json(data):
 class FilterModule(object):
     def filters(self):
         return {'fabric_plan': fabric_plan, 'fabric_plan_read': fabric_plan_read, 'fabric_plan_node': fabric_plan_node,
-                'fabric_plan_json': fabric_plan_json, '_fabric_plan_slice': fabric_plan_slice, '_fabric_plan_verify': fabric_plan_verify}
+                'fabric_plan_json': fabric_plan_json, '_fabric_plan_slice': fabric_plan_slice, '_fabric_plan_verify': fabric_plan_verify,
+                '_fabric_plan_ring': fabric_plan_ring, '_fabric_has_pod_network': fabric_has_pod_network}

@@ -140,13 +140,14 @@ def nic_config_templates(hostvars, hosts, defaults=None, table=None):
     hosts = _hosts(hosts)
 
     def render():
+        cfg = sr.nic_config_settings(defaults)
         # Each node's roce_qos_via first: the other variables are read only for a node the operator configures.
-        if sr.qos_via_host(_plan_builder.node_inputs(raw_vars.view(hostvars), hosts, ("roce_qos_via",)), hosts, defaults):
+        if sr.qos_via_host(_plan_builder.node_inputs(raw_vars.view(hostvars), hosts, ("roce_qos_via",)), hosts, cfg):
             return {"templates": [], "devices": []}
         inventory = _plan_builder.Inventory(hostvars, hosts)
         given = plain(table)
         covers = is_fabric_table(given) and all(h in given["nodes"] for h in hosts)
-        return sr.nic_config(inventory.inputs, hosts, defaults, given if covers else inventory.table)
+        return sr.nic_config(inventory.inputs, hosts, cfg, given if covers else inventory.table)
 
     return _filter_errors(render)
 

@@ -9,29 +9,30 @@ __metaclass__ = type  # noqa: UP001
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import GpufabricError
-from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import fabric_table as _fabric
-from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import vlan_gateway_plan as _plan
-from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import vlan_gateway_plans as _plans
-from ansible_collections.gpufabric.roce.plugins.plugin_utils._raw_vars import view as _view
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import gateway_args, gateway_args_list
+from ansible_collections.gpufabric.roce.plugins.plugin_utils import _plan_builder
+
+# Given hostvars, these read the nodes through the plan builder (the one reader of the fabric's variables); given the
+# table of _vlan_gateway_fabric, they read nothing again.
 
 
 def vlan_gateway_fabric(hostvars, nodes=None):
     try:
-        return _fabric(_view(hostvars), nodes)
+        return _plan_builder.table(hostvars, nodes)
     except GpufabricError as exc:
         raise AnsibleFilterError(str(exc)) from exc
 
 
 def vlan_gateway_plan(hostvars, host, nodes=None):
     try:
-        return _plan(_view(hostvars), host, nodes)
+        return gateway_args(_plan_builder.node_table(hostvars, host, nodes), host)
     except GpufabricError as exc:
         raise AnsibleFilterError(str(exc)) from exc
 
 
 def vlan_gateway_plans(hostvars, host, nodes=None):
     try:
-        return _plans(_view(hostvars), host, nodes)
+        return gateway_args_list(_plan_builder.node_table(hostvars, host, nodes), host)
     except GpufabricError as exc:
         raise AnsibleFilterError(str(exc)) from exc
 

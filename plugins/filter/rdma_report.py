@@ -35,10 +35,6 @@ def rdma_verify_plan(nodes, addresses, base_port=18515, rails=None, full_duplex=
                              full_duplex=bool(full_duplex))
 
 
-def rdma_verify_fabric_nodes(fabric, hosts):
-    return _rdma_report.fabric_nodes(fabric if isinstance(fabric, str) else dict(fabric), list(hosts))
-
-
 def rdma_verify_isolation_plan(plan, matrix, base_port=18515):
     return _rdma_isolation.isolation_plan(dict(plan), dict(matrix), int(base_port))
 
@@ -134,7 +130,6 @@ class FilterModule:
     def filters(self):
         return {
             '_rdma_verify_plan': _wrap(rdma_verify_plan),
-            '_rdma_verify_fabric_nodes': _wrap(rdma_verify_fabric_nodes),
             '_rdma_verify_isolation_plan': _wrap(rdma_verify_isolation_plan),
             '_rdma_verify_pcie_findings': _wrap(rdma_verify_pcie_findings),
             '_rdma_verify_remeasure_plan': _wrap(rdma_verify_remeasure_plan),

@@ -153,14 +153,15 @@ seealso:
 """
 
 EXAMPLES = r"""
-- name: A two-node round, both directions at once (node1 and node2 serve each other)
+- name: A two-node round, both directions at once (node1 and node2 serve each other), between their gateways
   gpufabric.roce.perftest_round:
     tests: [ib_write_bw, ib_write_lat]
-    peer: "{{ hostvars[peer_node].roce_pod_gateway }}"
+    # plan: the fabric plan (gpufabric.roce.fabric_plan); each node's slice of it names its gateway's address and netdev
+    peer: "{{ ((plan | gpufabric.roce.fabric_plan_node(peer_node)).rails | first).addresses | first | split('/') | first }}"
     client_ports: [18515, 18517]
     server_ports: [18516, 18518]
     gid_index: auto
-    netdev: "{{ roce_pf }}.{{ roce_vlan }}"
+    netdev: "{{ ((plan | gpufabric.roce.fabric_plan_node(inventory_hostname)).rails | first).name }}"
     min_bw_gbps: 90
   register: round
 """

@@ -14,7 +14,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type  # noqa: UP001
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._fabric import plan as fp
-from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import fabric_table
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import fabric_table, node_table as _node_table
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.nic_config import NIC_CONFIG_PER_HOST_KEYS
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.node_policy import MEMBER_FIELDS
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.sriov import SRIOV_PER_HOST_KEYS
@@ -24,6 +24,8 @@ from ansible_collections.gpufabric.roce.plugins.plugin_utils import _raw_vars as
 NCCL_SOCKET_KEY = "host_network_nccl_socket_ifname"
 # A node's own test pod attachment in rdma_verify's pod mode, over the one the sriov_networks role names.
 VERIFY_KEYS = ("rdma_verify_pod_network", "rdma_verify_pod_resource")
+# A node with either has a pod network (its subnet, or its rails'), hence a plan.
+POD_NETWORK_KEYS = ("roce_pod_subnet", "roce_rails")
 # What the Kubernetes phases read of each node: the SR-IOV render (policies and networks, drain pools,
 # NicConfigurationTemplates, the NCCL settings the inventory determines), the operator's node groups (NicNodePolicies)
 # and the pod-mode verification. Each once.
@@ -45,16 +47,45 @@ def build(hostvars, nodes=None, complete=True):
     return fp.build_plan(table, complete, node_inputs(rows, nodes))
 
 
+def _has_pod_network(rows, host):
+    return bool(node_inputs(rows, [host], POD_NETWORK_KEYS).get(host))
+
+
+def has_pod_network(hostvars, host):
+    """Whether ``host`` sets roce_pod_subnet or roce_rails: a fabric has a plan when the first node of the run has a pod
+    network (whereabouts without node subnets has none, and nothing to plan)."""
+    return _has_pod_network(raw_vars.view(hostvars), str(host))
+
+
+def table(hostvars, nodes=None, positions=None):
+    """The validated fabric table of ``nodes`` (default: every host of ``hostvars``), the plan's ``fabric``, for a reader
+    that needs the table alone (a plan read back, checked against the inventory; the gateway filters)."""
+    return fabric_table(raw_vars.view(hostvars), nodes, positions)
+
+
+def node_table(hostvars, host, nodes=None):
+    """``table`` of ``nodes``, refusing a ``host`` that is not one of them; ``hostvars`` that is a fabric table already
+    is returned as it is (the gateway filters take either)."""
+    return _node_table(raw_vars.view(hostvars), host, nodes)
+
+
 def verify_source(hostvars, hosts, nodes=None):
     """What the verification reads of ``hosts`` where no plan was given (the rdma_verify role on its own): the plan of
-    ``nodes`` (default ``hosts``) when the first host has a pod network (roce_pod_subnet, or roce_rails), else only
-    the hosts' inputs, with an empty table (no rails, no gateway)."""
+    ``nodes`` (default ``hosts``) when the first host has a pod network, else only the hosts' inputs, with an empty
+    table (no rails, no gateway)."""
     rows = raw_vars.view(hostvars)
     hosts = [str(h) for h in hosts]
-    first = node_inputs(rows, hosts[:1], ("roce_pod_subnet", "roce_rails"))
-    if hosts and first.get(hosts[0]):
+    if hosts and _has_pod_network(rows, hosts[0]):
         return build(hostvars, nodes if nodes is not None else hosts)
     return {"fabric": {"nodes": {}}, "inputs": fp.pack_inputs(node_inputs(rows, hosts), hosts)}
+
+
+def addresses(hostvars, hosts, var):
+    """Each host's value of ``var``, the variable rdma_verify_address_var names (the address a node's peers reach it at,
+    where that is not its gateway): only the inventory knows a variable the user names. A host without it is left out,
+    for the ring's planner to name."""
+    rows = raw_vars.view(hostvars)
+    return {h: row[var] for h, row in node_inputs(rows, [str(h) for h in hosts], (str(var),)).items() if var in row}
 
 
 class Inventory(object):

@@ -29,7 +29,7 @@ _ROLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.
 # The one template a fallback may be: another role's variable with a literal default
 # ("{{ network_operator_namespace | default('nvidia-network-operator') }}"). Without that variable, which is the case
 # of a caller that passes no value, Ansible would give the literal; so does this.
-_OTHER_ROLES_VARIABLE = re.compile(r"""^\{\{\s*[a-z_][a-z0-9_]*\s*\|\s*default\(\s*('[^']*'|"[^"]*")\s*\)\s*\}\}\Z""")
+_OTHER_ROLES_VARIABLE = re.compile(r"""^\{\{\s*([a-z_][a-z0-9_]*)\s*\|\s*default\(\s*('[^']*'|"[^"]*")\s*\)\s*\}\}\Z""")
 
 
 @functools.cache
@@ -40,16 +40,17 @@ def role_defaults(role):
 
 
 def _fallback(role, key):
+    """``(value, variable)``: the default, and the other role's variable it follows (None for a literal)."""
     if key in ROCE_DEFAULTS:
-        return ROCE_DEFAULTS[key]
+        return ROCE_DEFAULTS[key], None
     value = role_defaults(role)[key]
     if isinstance(value, str) and '{{' in value:
         match = _OTHER_ROLES_VARIABLE.match(value.strip())
         if not match:
             raise ValueError("roles/%s/defaults/main.yml: %s: %r is not a fallback a renderer can use without Ansible"
                              % (role, key, value))
-        return yaml.safe_load(match.group(1))
-    return value
+        return yaml.safe_load(match.group(2)), match.group(1)
+    return value, None
 
 
 @functools.cache
@@ -90,8 +91,13 @@ def _fallbacks(role, keys):
     return {key: _fallback(role, key) for key in keys}
 
 
-def with_role_defaults(role, keys, given=None):
-    """``given`` (the caller's values; ``None`` means not given) over the role's defaults of ``keys``: every key set."""
-    out = copy.deepcopy(_fallbacks(role, tuple(keys)))  # the cached values are shared: a renderer may not change them
+def with_role_defaults(role, keys, given=None, others=None):
+    """``given`` (the caller's values; ``None`` means not given) over the role's defaults of ``keys``: every key set.
+    ``others``: the caller's values of other roles' variables; a default that follows one of them
+    (``{{ network_operator_resource_prefix | default('nvidia.com') }}``) takes its value when given, as Ansible would."""
+    out = {}
+    for key, (value, variable) in _fallbacks(role, tuple(keys)).items():
+        followed = (others or {}).get(variable) if variable else None
+        out[key] = copy.deepcopy(value if followed is None else followed)  # the cached values are shared
     out.update((k, v) for k, v in (given or {}).items() if v is not None)
     return out

@@ -24,13 +24,14 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.nic_config import (
     NIC_CONFIG_DEFAULT_KEYS,
     NIC_CONFIG_PER_HOST_KEYS,
+    qos_via,
     render_nic_config_templates,
 )
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.sriov import SRIOV_DEFAULT_KEYS, SRIOV_PER_HOST_KEYS, render_sriov
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.sriov_pool import POOL_DEFAULT_KEYS, POOL_PER_HOST_KEYS, render_pool_configs
 from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.nccl import gateway_rails, inventory_env
 from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import gateway_args_list, is_fabric_table
-from ansible_collections.gpufabric.roce.plugins.plugin_utils._plan_builder import NCCL_SOCKET_KEY
+from ansible_collections.gpufabric.roce.plugins.plugin_utils._plan_builder import NCCL_SOCKET_KEY, POD_NETWORK_KEYS
 from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_defaults import with_role_defaults
 
 # The keys of ``objects`` and, in this order, the kinds a render mode directory and an apply run hold.
@@ -92,47 +93,46 @@ def _table(hosts, table):
     return table
 
 
-def _qos_via(inputs, hosts, cfg):
-    """Each host's roce_qos_via, the play host's (``cfg``) where the host sets none."""
-    via = {h: inputs.get(h, {}).get("roce_qos_via") for h in hosts}
-    return {h: v if v not in (None, "") else cfg["roce_qos_via"] for h, v in via.items()}
+def nic_config_settings(defaults):
+    """The NicConfigurationTemplates' cluster settings (NIC_CONFIG_DEFAULT_KEYS): ``defaults`` (the role's
+    __sriov_networks_nic_config_defaults) over the sriov_networks role's defaults. Computed once per render."""
+    return with_role_defaults("sriov_networks", NIC_CONFIG_DEFAULT_KEYS, plain(defaults))
 
 
-def qos_via_host(inputs, hosts, defaults):
-    """Whether the host_network phase applies every node's QoS (or none has any): no NicConfigurationTemplate then."""
-    cfg = with_role_defaults("sriov_networks", NIC_CONFIG_DEFAULT_KEYS, plain(defaults))
-    return all(v == "host" for v in _qos_via(inputs, hosts, cfg).values())
+def qos_via_host(inputs, hosts, cfg):
+    """Whether the host_network phase applies every node's QoS (or none has any): no NicConfigurationTemplate then.
+    ``cfg``: ``nic_config_settings``."""
+    return all(qos_via(inputs, h, cfg) == "host" for h in hosts)
 
 
-def nic_config(inputs, hosts, defaults, table):
+def nic_config(inputs, hosts, cfg, table):
     """``{templates, devices}``, both empty (and nothing read but each node's roce_qos_via) when no node has
-    ``roce_qos_via: operator``. ``table``: the fabric table of ``hosts``, or a function returning it (called only then)."""
-    if qos_via_host(inputs, hosts, defaults):
+    ``roce_qos_via: operator``. ``cfg``: ``nic_config_settings``; ``table``: the fabric table of ``hosts``, or a function
+    returning it (called only then)."""
+    if qos_via_host(inputs, hosts, cfg):
         return {"templates": [], "devices": []}
-    cfg = with_role_defaults("sriov_networks", NIC_CONFIG_DEFAULT_KEYS, plain(defaults))
     return render_nic_config_templates(_table(hosts, table), {h: _of(inputs, h, NIC_CONFIG_PER_HOST_KEYS) if h in inputs else {}
                                                               for h in hosts}, hosts, cfg)
 
 
-def nccl_settings(inputs, nodes, defaults, table):
+def nccl_settings(inputs, nodes, cfg, table):
     """What the inventory determines of every node's NCCL settings (``_fabric.nccl.inventory_env``; HOST_FACT_SETTINGS need the
     node's facts), for a ConfigMap written without the host_network phase: ``{env: {node name: settings}, host_qos: [node
     names]}``, ``host_qos`` the nodes whose QoS the host_network phase applies (roce_qos_via host), which no rendered
-    object carries. ``nodes``: the render's node entries; ``defaults`` and ``table`` as nic_config's."""
+    object carries. ``nodes``: the render's node entries; ``cfg`` and ``table`` as nic_config's."""
     hosts = [str(n["host"]) for n in nodes]
     names = {str(n["host"]): str(n["node_name"]) for n in nodes}
     # Without a pod network (whereabouts without node subnets: site.yml plans nothing) a node has no gateway, hence no
     # rail the host_network phase derives NCCL settings for.
-    networked = all(_of(inputs, h, ("roce_pod_subnet", "roce_rails")) for h in hosts)
+    networked = all(_of(inputs, h, POD_NETWORK_KEYS) for h in hosts)
     table = _table(hosts, table) if networked else {"nodes": {}}
-    via = _qos_via(inputs, hosts, with_role_defaults("sriov_networks", NIC_CONFIG_DEFAULT_KEYS, plain(defaults)))
     socket_default = with_role_defaults("host_network", (NCCL_SOCKET_KEY,))[NCCL_SOCKET_KEY]
     env, host_qos = {}, []
     for h in hosts:
         gateways = gateway_args_list(table, h, with_routes=False) if h in table["nodes"] else []
         socket = inputs[h].get(NCCL_SOCKET_KEY, socket_default)
         env[names[h]] = inventory_env(gateway_rails(gateways), socket)["env"]
-        if via[h] == "host" and any(g.get("qos") for g in gateways):
+        if qos_via(inputs, h, cfg) == "host" and any(g.get("qos") for g in gateways):
             host_qos.append(names[h])
     return {"env": env, "host_qos": host_qos}
 
@@ -159,7 +159,8 @@ def render_all(inputs, hosts, defaults, pool_defaults, nic_config_defaults, *, t
     table = _once(table)
     rendered = sriov(inputs, hosts, defaults, table)
     drain = pools(inputs, rendered["nodes"], pool_defaults)
-    qos = nic_config(inputs, hosts, nic_config_defaults, table)
+    cfg = nic_config_settings(nic_config_defaults)
+    qos = nic_config(inputs, hosts, cfg, table)
     objects = {"policies": rendered["policies"], "networks": rendered["networks"], "ip_pools": rendered.get("ip_pools") or [],
                "pool_configs": drain["pool_configs"], "nic_config_templates": qos["templates"],
                "nodes": rendered["nodes"], "nic_config_devices": qos["devices"], "claim_templates": rendered["claim_templates"]}
@@ -172,7 +173,7 @@ def render_all(inputs, hosts, defaults, pool_defaults, nic_config_defaults, *, t
         "nic_config_nodes": len({d["node_name"] for d in qos["devices"]}),
     }
     if nccl:
-        out["nccl"] = nccl_settings(inputs, rendered["nodes"], nic_config_defaults, table)
+        out["nccl"] = nccl_settings(inputs, rendered["nodes"], cfg, table)
     if rendered["warnings"]:
         out["warnings"] = rendered["warnings"]  # legal but surprising values; Ansible shows them at default verbosity
     return out

@@ -68,9 +68,9 @@ def _raise(errors):
         raise FabricErrors(errors)
 
 
-def _get(hostvars, host, key, default=None):
+def _get(rows, host, key, default=None):
     try:
-        value = hostvars[host][key]
+        value = rows[host][key]
     except KeyError:
         return default
     return default if value is None else value
@@ -80,21 +80,21 @@ SUBNET_FIX = ('set roce_pod_subnet to %s, disjoint from the other nodes\', and r
               'e.g. roce_pod_subnet: 10.255.0.0/30 with roce_pod_gateway: 10.255.0.2' % POD_SUBNET_EXAMPLE)
 
 
-def node_fabric(hostvars, host, subnet_fix=SUBNET_FIX, ib=False):
+def node_fabric(rows, host, subnet_fix=SUBNET_FIX, ib=False):
     """Validated pod network of one node: pf, vlan_id, mtu, subnet, gateway, and sriov_pf (the PF whose VFs are made:
     roce_sriov_pf, else pf). ``subnet_fix``: how to fix a
     subnet outside the address rules, in the words of the variable the user wrote (a rail's own). ``ib``: an InfiniBand
     rail, which has neither VLAN nor gateway (pf, mtu, subnet only)."""
-    pf = _get(hostvars, host, 'roce_pf')
+    pf = _get(rows, host, 'roce_pf')
     if not pf:
         raise GpufabricError(host, 'roce_pf', None, 'is not set', 'set roce_pf to the PF netdev carrying the fabric, e.g. enp157s0np0')
     # Refused here, in the validation play, not first on the node (vlan_gateway, sriov_vf): the names go into
     # ip commands and persisted units.
     check_ifname(host, 'roce_pf', pf, PF_NAME_FIX % 'roce_pf')
-    sriov_pf = _get(hostvars, host, 'roce_sriov_pf')
+    sriov_pf = _get(rows, host, 'roce_sriov_pf')
     if sriov_pf not in (None, ''):
         check_ifname(host, 'roce_sriov_pf', sriov_pf, PF_NAME_FIX % 'roce_sriov_pf' + ' (or leave it unset: it defaults to roce_pf)')
-    raw_vlan = None if ib else _get(hostvars, host, 'roce_vlan_id', ROCE_DEFAULTS['roce_vlan_id'])
+    raw_vlan = None if ib else _get(rows, host, 'roce_vlan_id', ROCE_DEFAULTS['roce_vlan_id'])
     try:
         vlan_id = int(raw_vlan)
     except (TypeError, ValueError):
@@ -102,7 +102,7 @@ def node_fabric(hostvars, host, subnet_fix=SUBNET_FIX, ib=False):
     if not ib and not 1 <= vlan_id <= 4094:
         raise GpufabricError(host, 'roce_vlan_id', raw_vlan, 'is not a VLAN id in 1..4094',
                              'set roce_vlan_id to 1..4094 (default %d)' % ROCE_DEFAULTS['roce_vlan_id'])
-    raw_mtu = _get(hostvars, host, 'roce_mtu', IPOIB_MTU_MAX if ib else ROCE_DEFAULTS['roce_mtu'])
+    raw_mtu = _get(rows, host, 'roce_mtu', IPOIB_MTU_MAX if ib else ROCE_DEFAULTS['roce_mtu'])
     try:
         mtu = int(raw_mtu)
     except (TypeError, ValueError):
@@ -111,7 +111,7 @@ def node_fabric(hostvars, host, subnet_fix=SUBNET_FIX, ib=False):
         # The SR-IOV render's rule (the VFs share the MTU): here too, so that a plan read back (roce_plan) is held to it.
         raise GpufabricError(host, 'roce_mtu', raw_mtu, 'must be between %d and %d (bytes)' % (MTU_MIN, MTU_MAX),
                              'set roce_mtu to the VF MTU, e.g. 9000 (must not exceed the PF MTU)')
-    raw_subnet = _get(hostvars, host, 'roce_pod_subnet')
+    raw_subnet = _get(rows, host, 'roce_pod_subnet')
     if raw_subnet is None:
         raise GpufabricError(host, 'roce_pod_subnet', None, 'is not set', "set roce_pod_subnet to this node's pod subnet, e.g. 10.255.0.0/30")
     try:
@@ -126,7 +126,7 @@ def node_fabric(hostvars, host, subnet_fix=SUBNET_FIX, ib=False):
         raise GpufabricError(host, 'roce_pod_subnet', raw_subnet, problem, subnet_fix)
     if ib:
         return {'pf': '%s' % pf, 'mtu': mtu, 'subnet': subnet, 'link_type': 'ib', 'sriov_pf': sriov_pf or '%s' % pf}
-    raw_gw = _get(hostvars, host, 'roce_pod_gateway')
+    raw_gw = _get(rows, host, 'roce_pod_gateway')
     if raw_gw is None:
         raise GpufabricError(host, 'roce_pod_gateway', None, 'is not set',
                              "set roce_pod_gateway to this node's gateway address inside %s" % subnet)
@@ -192,7 +192,7 @@ def _vlan_errors(nodes, fabric):
             for n in nodes if fabric[n]['vlan_id'] != vlan]
 
 
-# What node_rails reads of a node; the view over Ansible's hostvars only answers lookups by key.
+# What node_rails reads of a node; the plan builder's view of the inventory only answers lookups by key.
 _RAIL_VARS = ('roce_rails', 'roce_rail_overrides', 'roce_node_index', 'roce_num_vfs', 'roce_mtu', 'roce_vlan_id', 'roce_vfs',
               'roce_pod_subnet', 'roce_pod_gateway')
 
@@ -217,23 +217,23 @@ def grouped(errors):
             for same in groups.values()]
 
 
-def node_rail_fabric(hostvars, host, position, qos_cache=None):
+def node_rail_fabric(rows, host, position, qos_cache=None):
     """Validated pod network of every rail of a node with ``roce_rails``, or None for a one-rail node.
 
     Each rail is checked by the one-rail rules (``node_fabric``) and blamed by its own key
     (``roce_rails[rail3].subnet``), so host, rail, field, value and fix are all in the message."""
-    if not _get(hostvars, host, 'roce_rails'):
+    if not _get(rows, host, 'roce_rails'):
         return None, []  # the common one-rail node: one read, not six
-    hv = {k: _get(hostvars, host, k) for k in _RAIL_VARS}
+    hv = {k: _get(rows, host, k) for k in _RAIL_VARS}
     rails, problems = node_rails(hv, position, ROCE_DEFAULTS)
     if rails is None:
         return None, []
     errors = [GpufabricError(host, field, value, problem, fix) for field, value, problem, fix in problems]
     ib_rails = [r['name'] for r in rails if is_ib(r)]
-    if ib_rails and _get(hostvars, host, 'roce_vf_mode') == 'host':
+    if ib_rails and _get(rows, host, 'roce_vf_mode') == 'host':
         errors.append(GpufabricError(host, 'roce_vf_mode', 'host', 'is set on a node with InfiniBand rails (%s): %s'
                                      % (', '.join(ib_rails), IB_HOST_VF_MODE), IB_HOST_VF_MODE_FIX))
-    cluster_qos = _get(hostvars, host, 'roce_qos')
+    cluster_qos = _get(rows, host, 'roce_qos')
     out = []
     for rail in rails:
         try:
@@ -280,14 +280,14 @@ def _with_vfs(f, num_vfs, vfs):
     return f
 
 
-def _one_rail_vfs(hostvars, host, f):
+def _one_rail_vfs(rows, host, f):
     """The VF settings of a one-rail node (roce_num_vfs, roce_sriov_pf, roce_vfs) into its entry ``f``, as node_rails
     gives a rail's; the problems found."""
-    num_vfs = _get(hostvars, host, 'roce_num_vfs', ROCE_DEFAULTS['roce_num_vfs'])
+    num_vfs = _get(rows, host, 'roce_num_vfs', ROCE_DEFAULTS['roce_num_vfs'])
     problem = _num_vfs_problem(host, 'roce_num_vfs', num_vfs, 'set roce_num_vfs to the number of VFs, e.g. 8')
     if problem:
         return [problem]
-    vfs, problems = check_vfs(_get(hostvars, host, 'roce_vfs'), num_vfs, f['sriov_pf'], 'roce_', 'in roce_vfs')
+    vfs, problems = check_vfs(_get(rows, host, 'roce_vfs'), num_vfs, f['sriov_pf'], 'roce_', 'in roce_vfs')
     _with_vfs(f, num_vfs, vfs)
     return [GpufabricError(host, *p) for p in problems]
 
@@ -417,38 +417,38 @@ def _mixed_family(errors, nodes, fabric, rails):
         e.problem, _with_others(v4), ref), e.fix) if IPV6_UNSUPPORTED in e.problem else e for e in errors]
 
 
-def fabric_table(hostvars, nodes=None, positions=None):
+def fabric_table(rows, nodes=None, positions=None):
     """Validate the pod network of every node once; the result is what each node's plan reads.
 
-    ``hostvars``: mapping host -> variables (Ansible's ``hostvars``); ``nodes``: the hosts of group
-    roce_nodes (default: every key of ``hostvars``); ``positions``: each node's place in roce_nodes (its default
+    ``rows``: mapping host -> variables (the plan builder's view of the inventory, or a plain mapping); ``nodes``: the
+    hosts of group roce_nodes (default: every key of ``rows``); ``positions``: each node's place in roce_nodes (its default
     roce_node_index) when ``nodes`` is part of the group only (default: its place in ``nodes``). Raises GpufabricError
     (one problem) or FabricErrors (several, one line each). Returns JSON-friendly data:
     ``{'kind': 'vlan_gateway_fabric', 'vlan_id': 100, 'nodes': {host: {pf, vlan_id, mtu, subnet, gateway}}}``."""
-    nodes = list(nodes) if nodes is not None else list(hostvars.keys())
+    nodes = list(nodes) if nodes is not None else list(rows.keys())
     fabric, rails, errors = {}, {}, []
     qos_cache = QosCache()
     for position, n in enumerate(nodes):
-        node_rails_fabric, rail_errors = node_rail_fabric(hostvars, n, position if positions is None else positions[n], qos_cache)
+        node_rails_fabric, rail_errors = node_rail_fabric(rows, n, position if positions is None else positions[n], qos_cache)
         if node_rails_fabric is not None:
             rails[n] = node_rails_fabric
             errors.extend(rail_errors)
             continue
-        ib = one_rail_link_type(hostvars, n) == 'ib'
+        ib = one_rail_link_type(rows, n) == 'ib'
         try:
-            fabric[n] = node_fabric(hostvars, n, ib=ib)
+            fabric[n] = node_fabric(rows, n, ib=ib)
         except GpufabricError as exc:
             errors.append(exc)
             continue
-        errors.extend(_one_rail_vfs(hostvars, n, fabric[n]))
+        errors.extend(_one_rail_vfs(rows, n, fabric[n]))
         if ib:
-            errors.extend(_ib_node_problems(hostvars, n, fabric[n]))
+            errors.extend(_ib_node_problems(rows, n, fabric[n]))
             continue
-        qos, problems = qos_cache.get(_get(hostvars, n, 'roce_qos'))
+        qos, problems = qos_cache.get(_get(rows, n, 'roce_qos'))
         errors.extend(GpufabricError(n, *p) for p in problems)
         if qos is not None:
             fabric[n]['qos'] = qos
-    via = _qos_via(hostvars, nodes)
+    via = _qos_via(rows, nodes)
     # Every problem at once: the mix of rails and one-rail nodes, then each node's own (shared ones once).
     _raise(_mixed_rail_errors(nodes, rails, fabric) + grouped(_mixed_family(errors, nodes, fabric, rails)))
     if rails:
@@ -467,10 +467,10 @@ def fabric_table(hostvars, nodes=None, positions=None):
     return _with_qos_via(profiles.into(table), via)
 
 
-def one_rail_link_type(hostvars, host):
+def one_rail_link_type(rows, host):
     """A one-rail node's link type, from the sriov_networks role's sriov_networks_link_type (eth unless set; the role's
     argument spec takes eth, ETH, ib and IB): 'ib' for an InfiniBand node, else 'eth'."""
-    value = _get(hostvars, host, 'sriov_networks_link_type')
+    value = _get(rows, host, 'sriov_networks_link_type')
     return 'ib' if isinstance(value, str) and value.lower() == 'ib' else 'eth'
 
 
@@ -483,15 +483,15 @@ _IB_NODE_REFUSED = (
 )
 
 
-def _ib_node_problems(hostvars, host, f):
+def _ib_node_problems(rows, host, f):
     """A one-rail node with sriov_networks_link_type: ib: no VLAN, gateway, QoS or host VF mode, an IPoIB MTU."""
     out = []
     why = 'is set on an InfiniBand node (sriov_networks_link_type: ib): '
     for var, reason in _IB_NODE_REFUSED:
-        if _get(hostvars, host, var) not in (None, [], ''):
-            out.append(GpufabricError(host, var, _get(hostvars, host, var), why + reason,
+        if _get(rows, host, var) not in (None, [], ''):
+            out.append(GpufabricError(host, var, _get(rows, host, var), why + reason,
                                       'remove %s from this node\'s variables, or set sriov_networks_link_type to eth (RoCE)' % var))
-    if _get(hostvars, host, 'roce_vf_mode') == 'host':
+    if _get(rows, host, 'roce_vf_mode') == 'host':
         out.append(GpufabricError(host, 'roce_vf_mode', 'host', why + IB_HOST_VF_MODE, IB_HOST_VF_MODE_FIX))
     if f['mtu'] > IPOIB_MTU_MAX:
         out.append(GpufabricError(host, 'roce_mtu', f['mtu'], 'is above %d, the largest IPoIB MTU of an InfiniBand VF' % IPOIB_MTU_MAX,
@@ -510,11 +510,11 @@ def _one_rail_link_type_errors(nodes, fabric):
             for _name, meant, first, hosts in odd for host, value in hosts]
 
 
-def _qos_via(hostvars, nodes):
+def _qos_via(rows, nodes):
     """The nodes whose QoS the NIC Configuration Operator applies (roce_qos_via: operator), wherever the inventory sets
     it: the plan carries it, so the operator's phase deploys the NIC Configuration Operator for them. Its values are
     checked where they are rendered (_k8s.nic_config)."""
-    return [n for n in nodes if _get(hostvars, n, 'roce_qos_via') == 'operator']
+    return [n for n in nodes if _get(rows, n, 'roce_qos_via') == 'operator']
 
 
 def _with_qos_via(table, nodes):
@@ -614,15 +614,15 @@ def gateway_args_list(table, host, with_routes=True):
     return out
 
 
-def _node_table(hostvars, host, nodes):
-    """``hostvars`` as a validated ``fabric_table`` of ``nodes``, ``host`` being one of them
+def node_table(rows, host, nodes):
+    """``rows`` as a validated ``fabric_table`` of ``nodes``, ``host`` being one of them
     (a ``fabric_table`` is returned as is: ``nodes`` ignored, nothing validated again)."""
-    if is_fabric_table(hostvars):
-        return hostvars
-    nodes = list(nodes) if nodes is not None else list(hostvars.keys())
+    if is_fabric_table(rows):
+        return rows
+    nodes = list(nodes) if nodes is not None else list(rows.keys())
     if host not in nodes:
         raise _not_a_node(host, nodes)
-    return fabric_table(hostvars, nodes)
+    return fabric_table(rows, nodes)
 
 
 def _not_a_node(host, nodes):
@@ -637,16 +637,16 @@ def _names(nodes):
     return ', '.join(names)
 
 
-def vlan_gateway_plans(hostvars, host, nodes=None):
+def vlan_gateway_plans(rows, host, nodes=None):
     """``vlan_gateway_plan`` for every rail of ``host`` (a list; one entry for a one-rail node)."""
-    return gateway_args_list(_node_table(hostvars, host, nodes), host)
+    return gateway_args_list(node_table(rows, host, nodes), host)
 
 
-def vlan_gateway_plan(hostvars, host, nodes=None):
+def vlan_gateway_plan(rows, host, nodes=None):
     """vlan_gateway arguments of ``host``: its gateway address on ``<pf>.<vlan>`` and an onlink
     route to every other node's pod subnet via that node's gateway.
 
-    ``hostvars``: mapping host -> variables (Ansible's ``hostvars``), or a ``fabric_table`` result
+    ``rows``: mapping host -> variables (the plan builder's view of the inventory), or a ``fabric_table`` result
     (then ``nodes`` is ignored and nothing is validated again); ``nodes``: the hosts of group
-    roce_nodes (default: every key of ``hostvars``)."""
-    return gateway_args(_node_table(hostvars, host, nodes), host)
+    roce_nodes (default: every key of ``rows``)."""
+    return gateway_args(node_table(rows, host, nodes), host)

@@ -67,6 +67,13 @@ _NIC_TYPE_FIX = ("set it to the PCI device id of the rail's NIC as NicDevice sta
                  "on the node prints it after 15b3:)" % ", ".join('"%s" %s' % kv for kv in sorted(NIC_TYPES.items())))
 
 
+def qos_via(nodes, host, cfg):
+    """Who applies ``host``'s QoS: its roce_qos_via (``nodes``: host -> the variables it sets), else the cluster's
+    (``cfg``)."""
+    value = (nodes.get(host) or {}).get("roce_qos_via")
+    return value if value not in (None, "") else cfg["roce_qos_via"]
+
+
 def pci_from_ifname(name):
     """The PCI address in a predictable interface name (enp12s0np0 -> 0000:0c:00.0), or None."""
     m = PREDICTABLE_RE.match(name or "")
@@ -182,16 +189,16 @@ def _check_cfg(errs, cfg):
     return plain(selector)
 
 
-def _entries(errs, table, hostvars, hosts, cfg):
+def _entries(errs, table, inputs, hosts, cfg):
     """One entry per (node, rail) with QoS on: where it is, what its template must say, and where its settings come from."""
     out = []
     for host in hosts:
         node = table["nodes"].get(host)
         if node is None:
             continue
-        hv = hostvars.get(host) or {}
+        hv = inputs.get(host) or {}
         node_name = hv.get("roce_node_name") or host
-        via = hv.get("roce_qos_via") or cfg["roce_qos_via"]
+        via = qos_via(inputs, host, cfg)
         if via not in QOS_VIA:
             errs.add(host, "roce_qos_via", via, "is not host or operator", "set roce_qos_via: operator (the NIC Configuration Operator applies "
                      "roce_qos) or host (the host_network phase does)")
@@ -287,10 +294,10 @@ def _differs(profiles, a, b):
     return "qos" if profiles[a["qos"]] != profiles[b["qos"]] else "num_vfs"
 
 
-def render_nic_config_templates(table, hostvars, hosts=None, cfg=None):
+def render_nic_config_templates(table, inputs, hosts=None, cfg=None):
     """NicConfigurationTemplates for the QoS of every (node, rail) of the fabric table that has QoS on.
 
-    ``table``: ``_fabric.pod_network.fabric_table``; ``hostvars``: host -> variables (roce_node_name, roce_nic_type,
+    ``table``: ``_fabric.pod_network.fabric_table``; ``inputs``: host -> the variables it sets (roce_node_name, roce_nic_type,
     roce_pf_pci_address, roce_rails / roce_rail_overrides with nic_type and pci_address, roce_num_vfs); ``cfg``: the
     cluster settings (every key of NIC_CONFIG_DEFAULT_KEYS; roce_nic_config_node_selector if any). Returns
     ``{"templates": [...], "devices": [...]}``, ``devices``
@@ -301,7 +308,7 @@ def render_nic_config_templates(table, hostvars, hosts=None, cfg=None):
     errs = _Errors()
     selector = _check_cfg(errs, cfg)
     hosts = list(table["nodes"]) if hosts is None else list(hosts)
-    entries = _node_problems(errs, _entries(errs, table, hostvars, hosts, cfg))
+    entries = _node_problems(errs, _entries(errs, table, inputs, hosts, cfg))
     errs.raise_if_any()
     shared = "%s" % sorted(selector.items()) if selector else ""
     groups = {}

@@ -23,7 +23,7 @@ def test_filter_names():
     assert sorted(F, key=lambda n: n.lstrip('_')) == [
         '_perftest_parse', '_perftest_thresholds', '_rdma_ping_parse', '_rdma_pod_net1_address', '_rdma_pod_placement',
         '_rdma_pod_rail_addresses', 'rdma_report_html', '_rdma_report_junit', '_rdma_report_summary', '_rdma_report_table',
-        '_rdma_verify_fabric_nodes', '_rdma_verify_isolation_plan', '_rdma_verify_matrix', '_rdma_verify_pcie_findings',
+        '_rdma_verify_isolation_plan', '_rdma_verify_matrix', '_rdma_verify_pcie_findings',
         '_rdma_verify_plan', '_rdma_verify_pod_manifests', '_rdma_verify_remeasure_plan', '_rdma_verify_round_records',
         '_rdma_verify_verdicts']
     # every filter has its ansible-doc file next to the plugin

@@ -57,6 +57,20 @@ def test_the_two_templated_defaults_resolve_to_their_literals():
     assert got["sriov_networks_resource_prefix"] == "nvidia.com"
 
 
+def test_a_default_that_follows_another_roles_variable_takes_the_callers_value():
+    """sriov_networks_resource_prefix follows network_operator_resource_prefix, as Ansible templates it; a value the caller
+    gives for the key itself still wins, and None for the other variable means not given."""
+    keys = ("sriov_networks_resource_prefix", "sriov_networks_namespace", "sriov_networks_name_prefix")
+    got = with_role_defaults("sriov_networks", keys, others={"network_operator_resource_prefix": "example.com"})
+    assert got == {"sriov_networks_resource_prefix": "example.com", "sriov_networks_namespace": "nvidia-network-operator",
+                   "sriov_networks_name_prefix": "roce"}
+    given = with_role_defaults("sriov_networks", keys, {"sriov_networks_resource_prefix": "fab.io"},
+                               others={"network_operator_resource_prefix": "example.com"})
+    assert given["sriov_networks_resource_prefix"] == "fab.io"
+    unset = with_role_defaults("sriov_networks", keys, others={"network_operator_resource_prefix": None})
+    assert unset["sriov_networks_resource_prefix"] == "nvidia.com"
+
+
 def test_the_callers_values_win_and_none_means_not_given():
     got = with_role_defaults(*KEYS["sriov"], {"sriov_networks_priority": 10, "roce_mtu": None, "unrelated": 1})
     assert got["sriov_networks_priority"] == 10 and got["roce_mtu"] == ROCE_DEFAULTS["roce_mtu"] and got["unrelated"] == 1
