@@ -54,7 +54,7 @@ def fabric_plan_read(data, run_hosts, source=None, hostvars=None):
                 return _plan_builder.table(hostvars, nodes, positions)
 
             def inputs_of(nodes):
-                return _plan_builder.node_inputs(rows, nodes)
+                return _plan_builder.Inventory(hostvars, nodes).inputs
 
         return fp.check_plan(data, [str(h) for h in run_hosts or []], '%s' % (source or 'roce_plan'), table_of,
                              input_keys=_plan_builder.NODE_KEYS, inputs_of=inputs_of)
