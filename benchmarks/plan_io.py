@@ -6,8 +6,11 @@ the fabric and build the plan, write it as JSON (what roce_plan_out writes), rea
 the run's nodes (what roce_plan does), the size of the file (the table and each node's inputs), the peak memory of this process, and the time of
 one node's slice (its gateways and routes), averaged over a sample of nodes; and, side by side, the slice as the
 host phase takes it (from the plan's text, routes apart) with its routes plain and in range form, with their size.
+With ``--render``, also the SR-IOV render of every node from the plan read back (each node's inputs, its rails from the
+plan's table: what sriov_render does in the workflow's last step).
 
     .venv/bin/python benchmarks/plan_io.py --nodes 1000,10000 --rails 8
+    .venv/bin/python benchmarks/plan_io.py --nodes 1000 --rails 8 --render
 
 Rails as in inventories/example-multirail, each with a /12 pool and a /26 per node (a /16 holds only 1,024).
 Not a test: the machine is shared; the load average is printed with every figure.
@@ -26,6 +29,7 @@ sys.path.insert(0, os.path.join(REPO, ".build", "collections"))
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._fabric import plan as fp  # noqa: E402
 from ansible_collections.gpufabric.roce.plugins.plugin_utils import _plan_builder  # noqa: E402
+from ansible_collections.gpufabric.roce.plugins.plugin_utils import _sriov_render  # noqa: E402
 
 PFS = ("enp12s0np0", "enp18s0np0", "enp75s0np0", "enp84s0np0", "enp141s0np0", "enp148s0np0", "enp186s0np0", "enp193s0np0")
 
@@ -48,7 +52,7 @@ def timed(fn):
     return out, time.monotonic() - start
 
 
-def measure(nodes, rails, sample):
+def measure(nodes, rails, sample, render=False):
     del CPU[:]
     hv = hostvars(nodes, rails)
     names = list(hv)
@@ -79,6 +83,9 @@ def measure(nodes, rails, sample):
     text = fp.dumps(read_plan)
     apart, t_apart = timed(lambda: [fp.node_slice(text, h, routes_apart=True) for h in picked])
     ranged, t_ranged = timed(lambda: [fp.node_slice(text, h, routes_apart=True, route_ranges=True) for h in picked])
+    if render:
+        _none, t_render = timed(lambda: _sriov_render.render_all(fp.node_inputs(read_plan, names), names, {}, {}, {},
+                                                                 table=lambda: read_plan["fabric"]))
     size = os.path.getsize(path)
     os.remove(path)
     cpu = [round(c, 2) for c in CPU]
@@ -88,7 +95,7 @@ def measure(nodes, rails, sample):
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1), "load": round(load, 1),
             "apart_ms": round(1000 * t_apart / len(picked), 1), "apart_bytes": len(json.dumps(apart[0]["routes"])),
             "ranged_ms": round(1000 * t_ranged / len(picked), 1), "ranged_bytes": len(json.dumps(ranged[0]["routes"])),
-            "ranged_entries": sum(len(v) for v in ranged[0]["routes"].values())}
+            "ranged_entries": sum(len(v) for v in ranged[0]["routes"].values()), "render_s": round(t_render, 2) if render else None}
 
 
 def main():
@@ -96,6 +103,7 @@ def main():
     ap.add_argument("--nodes", default="1000,10000")
     ap.add_argument("--rails", type=int, default=8)
     ap.add_argument("--sample", type=int, default=20, help="nodes whose slice is timed")
+    ap.add_argument("--render", action="store_true", help="also time the SR-IOV render of every node from the plan read back")
     args = ap.parse_args()
     print("Wall seconds (CPU seconds of this process in brackets).\n")
     print("| nodes x rails | validate + build plan | write JSON | read + check | sriov phase: whole fabric, nodes' inputs | plan size "
@@ -103,12 +111,18 @@ def main():
     print("|---|---|---|---|---|---|---|---|---|---|")
     rows = []
     for n in (int(x) for x in args.nodes.split(",")):
-        r = measure(n, args.rails, args.sample)
+        r = measure(n, args.rails, args.sample, args.render)
         c = r["cpu"]
         print("| %d x %d | %.2f s (%.2f) | %.2f s (%.2f) | %.2f s (%.2f) | %.2f s (%.2f) | %.1f MB | %.1f ms (%.1f) | %d | %.0f MB | %.1f |" % (
             r["nodes"], r["rails"], r["plan_s"], c[0], r["write_s"], c[1], r["read_s"], c[2], r["whole_s"], c[3], r["bytes"] / 1e6,
             r["node_slice_ms"], 1000 * c[4] / min(args.sample, r["nodes"]), r["routes_per_node"], r["peak_rss_mb"], r["load"]), flush=True)
         rows.append(r)
+    if args.render:
+        print("\nThe SR-IOV render of every node from the plan read back:\n")
+        print("| nodes x rails | render | load |")
+        print("|---|---|---|")
+        for r in rows:
+            print("| %d x %d | %.2f s (%.2f) | %.1f |" % (r["nodes"], r["rails"], r["render_s"], r["cpu"][7], r["load"]), flush=True)
     print("\nOne node's routes as the gateway task passes them (from the plan's text, routes apart from the rails):\n")
     print("| nodes x rails | plain: time | plain: JSON | range form: time | range form: JSON | range entries |")
     print("|---|---|---|---|---|---|")

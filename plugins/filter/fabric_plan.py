@@ -47,15 +47,18 @@ def fabric_plan_read(data, run_hosts, source=None, hostvars=None):
         if isinstance(data, str):
             # The path roce_plan names: read here, so that a file that is no plan is refused naming it.
             source, data = data, fp.load(data)
-        table_of = None
+        table_of = inputs_of = None
         if hostvars is not None:
 
             def table_of(nodes, positions):
                 return _plan_builder.table(hostvars, nodes, positions)
 
+            def inputs_of(nodes):
+                return _plan_builder.Inventory(hostvars, nodes).inputs
+
         return fp.check_plan(data, [str(h) for h in run_hosts or []], '%s' % (source or 'roce_plan'), table_of,
-                             input_keys=_plan_builder.NODE_KEYS)
-    except GpufabricError as exc:
+                             input_keys=_plan_builder.NODE_KEYS, inputs_of=inputs_of)
+    except (GpufabricError, ValueError) as exc:
         raise AnsibleFilterError(str(exc)) from exc
 
 

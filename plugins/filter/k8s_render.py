@@ -110,17 +110,23 @@ def _inputs(hostvars, hosts):
     return _plan_builder.node_inputs(raw_vars.view(hostvars), hosts)
 
 
+def _sriov(hostvars, hosts, defaults):
+    # The nodes' inputs now, their fabric table (each node's rails) only if a node has roce_rails.
+    inventory = _plan_builder.Inventory(hostvars, hosts)
+    return sr.sriov(inventory.inputs, hosts, defaults, inventory.table)
+
+
 def sriov_manifests(hostvars, hosts, defaults=None):
     hosts = _hosts(hosts)
-    return _filter_errors(lambda: sr.sriov(_inputs(hostvars, hosts), hosts, defaults))
+    return _filter_errors(lambda: _sriov(hostvars, hosts, defaults))
 
 
 def sriov_validate(hostvars, hosts, defaults=None):
     hosts = _hosts(hosts)
     try:
-        sr.sriov(_inputs(hostvars, hosts), hosts, defaults)
-    except RenderValidationError as exc:
-        return ["%s" % e for e in exc.errors]
+        _sriov(hostvars, hosts, defaults)
+    except (RenderValidationError, GpufabricError) as exc:
+        return ["%s" % e for e in getattr(exc, "errors", [exc])]
     except ValueError as exc:
         raise AnsibleFilterError(str(exc)) from exc
     return []

@@ -90,7 +90,7 @@ def addresses(hostvars, hosts, var):
 
 class Inventory(object):
     """What the SR-IOV render reads of ``hosts`` when no plan has them: their inputs, read now, and their fabric table,
-    computed when first asked for (only a node with roce_qos_via operator, or the NCCL settings, need it)."""
+    computed when first asked for (only a node with roce_rails or roce_qos_via operator, or the NCCL settings, need it)."""
 
     def __init__(self, hostvars, hosts):
         self._rows, self._hosts, self._table = raw_vars.view(hostvars), list(hosts), None

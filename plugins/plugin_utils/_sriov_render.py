@@ -7,9 +7,10 @@ The policies and networks (with nv-ipam's pools), the drain pools and the NicCon
 filters, each reading every node's variables, and each result went through Ansible's variables as nested data: at
 10,000 nodes x 8 rails ansible-core 2.19 rebuilt the 160,000 objects once when the filter returned them and again for
 every task that passed them on (benchmarks/README.md). Here they are rendered from the nodes' inputs (``inputs``: host ->
-the variables it sets, as the inventory names them: ``_fabric.plan.node_inputs`` of the run's plan, or
-``_plan_builder.Inventory`` where there is none), and leave as one JSON text (``objects``): one value for Ansible to
-carry, parsed where the objects are written or applied.
+the variables it sets, as the inventory names them) and each node's rails from the fabric table (``table``), both the
+plan builder's: ``_fabric.plan.node_inputs`` and the table of the run's plan, or ``_plan_builder.Inventory`` where there
+is none. They leave as one JSON text (``objects``): one value for Ansible to carry, parsed where the objects are written
+or applied.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -52,9 +53,13 @@ def host_inputs(inputs, hosts, keys):
     return {h: _of(inputs, h, keys) for h in hosts if h in inputs}
 
 
-def sriov(inputs, hosts, defaults):
-    return render_sriov(hosts, host_inputs(inputs, hosts, SRIOV_PER_HOST_KEYS),
-                        with_role_defaults("sriov_networks", SRIOV_DEFAULT_KEYS, plain(defaults)))
+def sriov(inputs, hosts, defaults, table):
+    """The policies and networks. ``table``: the fabric table of ``hosts``, or a function returning it (called only when a
+    node has roce_rails: its rails are the table's)."""
+    own = host_inputs(inputs, hosts, SRIOV_PER_HOST_KEYS)
+    rails = [h for h in hosts if own.get(h, {}).get("roce_rails") not in (None, [])]
+    return render_sriov(hosts, own, with_role_defaults("sriov_networks", SRIOV_DEFAULT_KEYS, plain(defaults)),
+                        _table(rails, table) if rails else None)
 
 
 def pools(inputs, nodes, defaults):
@@ -65,9 +70,23 @@ def pools(inputs, nodes, defaults):
                                with_role_defaults("sriov_networks", POOL_DEFAULT_KEYS, plain(defaults)))
 
 
+def _once(table):
+    """``table``, or a function returning it, as a function that makes it at most once."""
+    if not callable(table):
+        return table
+    made = []
+
+    def once():
+        if not made:
+            made.append(table())
+        return made[0]
+
+    return once
+
+
 def _table(hosts, table):
-    """The fabric table of ``hosts`` (``table``: the table, or a function returning it)."""
-    table = plain(table() if callable(table) else table)
+    """The fabric table of ``hosts`` (``table``: the table, or a function returning it as plain data)."""
+    table = table() if callable(table) else plain(table)
     missing = [h for h in hosts if not is_fabric_table(table) or h not in table["nodes"]]
     if missing:
         raise ValueError("%s: not in the fabric table the render was given (%d of %d hosts are not)" % (missing[0], len(missing), len(hosts)))
@@ -131,12 +150,14 @@ def whole_fabric(hosts, plan, declared=None):
 
 def render_all(inputs, hosts, defaults, pool_defaults, nic_config_defaults, *, table, nccl=False):
     """Every SR-IOV object of the run. ``inputs``: host -> the variables it sets; ``table``: the fabric table of
-    ``hosts``, or a function returning it (called only when a node has roce_qos_via operator, or with ``nccl``).
+    ``hosts``, or a function returning it (called only when a node has roce_rails or roce_qos_via operator, or with
+    ``nccl``).
     ``nccl``: also what the inventory determines of the nodes' NCCL settings (``nccl_settings``). Raises
     RenderValidationError, GpufabricError or ValueError (a value that could not be templated), each naming the host,
     the field and the value."""
     hosts = str_hosts(hosts)
-    rendered = sriov(inputs, hosts, defaults)
+    table = _once(table)
+    rendered = sriov(inputs, hosts, defaults, table)
     drain = pools(inputs, rendered["nodes"], pool_defaults)
     cfg = nic_config_settings(nic_config_defaults)
     qos = nic_config(inputs, hosts, cfg, table)

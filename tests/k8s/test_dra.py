@@ -43,7 +43,9 @@ def _render(namespace, align):
     hv = {h: {"roce_rails": PLAN, "roce_node_index": i} for i, h in enumerate(NODES)}
     given = {"sriov_networks_ipam": "nv-ipam", "sriov_networks_resource_api": "dra", "sriov_networks_dra_align_gpu": align,
              "sriov_networks_network_namespace": namespace}
-    return render_sriov(list(NODES), hv, with_role_defaults("sriov_networks", SRIOV_DEFAULT_KEYS, given))
+    # The rails as the render reads them: from the table of the nodes' fabric plan.
+    table = PlanFilters().filters()["fabric_plan"](hv, list(NODES))["fabric"]
+    return render_sriov(list(NODES), hv, with_role_defaults("sriov_networks", SRIOV_DEFAULT_KEYS, given), table)
 
 
 def _hardware():

@@ -50,7 +50,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network
     rail_entries,
     route_to,
 )
-from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.rails import SHORTHAND_FIELDS
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.rails import SHORTHAND_FIELDS, rail_routes
 from ansible_collections.gpufabric.roce.plugins.module_utils._common.route_ranges import compress, without
 
 PLAN_KIND = 'gpufabric.roce/fabric-plan'
@@ -390,6 +390,72 @@ def check_table(table, order, source):
             for n in order if table['nodes'][n] != made['nodes'][n]], source)
 
 
+def _input_variables(table, order, packed):
+    """Each node's variables as the plan's inputs give them, for ``fabric_table`` to make its entry again. A one-rail
+    node's roce_sriov_pf and roce_vfs are no Kubernetes phase's, so no input carries them: they are its entry's."""
+    common, nodes = packed['common'], packed['nodes']
+    out = {}
+    for n in order:
+        if n not in nodes:
+            continue
+        hv = dict(common, **nodes[n])
+        entry = table['nodes'][n]
+        rails = entry.get('rails') if isinstance(entry, dict) else None
+        if hv.get('roce_rails') in (None, []) and isinstance(rails, list) and len(rails) == 1 and isinstance(rails[0], dict):
+            hv['roce_sriov_pf'] = rails[0].get('sriov_pf')
+            if rails[0].get('vfs'):
+                hv['roce_vfs'] = rails[0]['vfs']
+        out[n] = hv
+    return out
+
+
+_CONSISTENT_FIX = 'write it again with roce_plan_out, which writes the inputs and the fabric from one inventory: ' + PLAN_COMMAND
+
+
+def _inconsistent(source, node, field, from_inputs, from_table):
+    if field == 'roce_rails':  # a one-rail node's one rail is named '': it has no roce_rails
+        from_inputs, from_table = [r for r in from_inputs if r], [r for r in from_table if r]
+    return _refusal(source, 'is inconsistent (edited by hand): its inputs give %s=%s, but its fabric has %s=%s'
+                    % (field, shown_value(from_inputs), _plan_words(field), shown_value(from_table)), host=node,
+                    fix=_CONSISTENT_FIX)
+
+
+def check_consistent(table, order, source, packed, table_valid=False):
+    """Refuse a plan whose inputs give a node other rails than its table has (a plan edited by hand, its fingerprint
+    computed again): the render reads the rails from the table and the rest of the node from its inputs, so both must
+    be the one inventory's. The inputs go through the rules that made the table (``fabric_table``, the plan builder's
+    derivation): when they make the table, the table is one the rules make, and no second pass is needed. Else the table
+    is checked first (``check_table``, unless ``table_valid``), then each node's inputs on their own, and the first field
+    where a node's inputs and its entry differ is named."""
+    variables = _input_variables(table, order, packed)
+    positions = {n: i for i, n in enumerate(order)}
+    if len(variables) == len(order):
+        try:
+            if fabric_table(variables, order, positions) == table:
+                return
+        except GpufabricError:
+            pass  # named below, node by node
+    if not table_valid:
+        check_table(table, order, source)
+    errors = []
+    for node, hv in variables.items():
+        # One node at a time: a rule across nodes (one VLAN per rail, the same rails everywhere) would name the other nodes
+        # for this node's edit; the table's cross-node rules have passed.
+        try:
+            made = fabric_table({node: hv}, [node], positions)
+        except GpufabricError as exc:
+            e = getattr(exc, 'errors', [exc])[0]
+            errors.append(_refusal(source, 'is inconsistent (edited by hand): its inputs give %s=%s, which the rules refuse (%s), '
+                                   'where its fabric has an entry for the node' % (e.field, shown_value(e.value), e.problem),
+                                   host=node, fix=_CONSISTENT_FIX))
+            continue
+        planned = dict(table, nodes={node: table['nodes'][node]})
+        for _node, field, have, want in _differences(planned, made):
+            errors.append(_inconsistent(source, node, field, have, want))
+            break  # the first: a field derived from it (a rail's sriov_pf from its pf) would repeat it
+    _raise(errors, source)
+
+
 def _raise(errors, source=None):
     errors = grouped(errors)
     if len(errors) == 1:
@@ -398,7 +464,7 @@ def _raise(errors, source=None):
         raise FabricErrors(errors, 'the plan read from %s' % source if source is not None else 'the pod network of the nodes')
 
 
-def check_plan(data, run_hosts, source='roce_plan', table_of=None, input_keys=None):
+def check_plan(data, run_hosts, source='roce_plan', table_of=None, *, input_keys=None, inputs_of=None):
     """``data`` as a plan this run can use: its kind and version known, intact (its fingerprint covers all of it), its
     table one the rules of a computed plan make (``check_table``), and every host of ``run_hosts`` (the roce_nodes of
     this run) in it. Nodes of the plan absent from the run are fine.
@@ -408,7 +474,9 @@ def check_plan(data, run_hosts, source='roce_plan', table_of=None, input_keys=No
     the inventory has moved on from would configure the host phases with the old values (``drift``).
 
     ``input_keys``: the variables a plan's inputs may name (what the Kubernetes phases read of a node); their values are
-    checked where they are read, by the rules of the inventory's (the SR-IOV render validates them as it renders)."""
+    checked where they are read, by the rules of the inventory's (the SR-IOV render validates them as it renders). The
+    inputs must give the table (``check_consistent``); ``inputs_of(nodes)``, this run's inputs of ``nodes`` (host -> the
+    variables it sets), spares that pass when a run of every node has the plan's inputs and table both."""
     _check_head(data, source)
     if input_keys is not None:
         _check_input_keys(data, source, input_keys)
@@ -423,22 +491,24 @@ def check_plan(data, run_hosts, source='roce_plan', table_of=None, input_keys=No
                              'plan again from an inventory that has these nodes, or remove them from this run (--limit); '
                              + PLAN_FIX)
     if table_of is None:
-        check_table(table, order, source)
+        check_consistent(table, order, source, data['inputs'])
         return dict(data, **{READ_FROM: source})
     mine = set(run_hosts)
     hosts = [n for n in order if n in mine]
     try:
         current = table_of(hosts, {n: i for i, n in enumerate(order) if n in mine})
     except GpufabricError:
-        check_table(table, order, source)  # a plan that is wrong too is named first: the fix is to write it again
+        check_consistent(table, order, source, data['inputs'])  # a plan that is wrong too is named first: the fix is to write it again
         raise
-    # A run of every node of the plan whose variables give the plan's table: the rules made it, no second pass needed.
+    # A run of every node of the plan whose variables give the plan's table: the rules made it; its inputs must give it too.
     if len(hosts) < len(order) or current != table:
-        check_table(table, order, source)
+        check_consistent(table, order, source, data['inputs'])
         errors = drift(dict(table, nodes={n: table['nodes'][n] for n in hosts}), current, source,
                        'which the host phases of this run would configure the node with, not with this value')
         if errors:
             _raise(errors)
+    elif inputs_of is None or inputs_of(order) != node_inputs(data, order):
+        check_consistent(table, order, source, data['inputs'], table_valid=True)
     return dict(data, **{READ_FROM: source})
 
 
@@ -496,14 +566,47 @@ def node_nics(data, host):
     return [dict({k: r[k] for k in _NIC_KEYS}, link_type=r.get('link_type', 'eth')) for r in rail_entries(table['nodes'][host])]
 
 
-# A rail's names for its SR-IOV network and resource, as roce_rails (and the node's roce_rail_overrides) set them.
+# What a rail's entry in the table leaves to the node's inputs (roce_rails, and the node's roce_rail_overrides): the names
+# of its SR-IOV network and resource, its pods' routes, and the pool its nodes' subnets come from.
 _RAIL_NAMES = ('network_name', 'resource_name')
+_RAIL_INPUTS = _RAIL_NAMES + ('routes', 'subnet_pool')
 
 
-def _rail_names(inputs, rail):
+def _rail_inputs(inputs, rail, keys):
+    """The ``keys`` the node's inputs give rail ``rail``: its roce_rail_overrides over roce_rails, as the rails are merged."""
     listed = next((r for r in inputs.get('roce_rails') or [] if isinstance(r, dict) and r.get('name') == rail), {})
     override = (inputs.get('roce_rail_overrides') or {}).get(rail) or {}
-    return {k: override.get(k) or listed.get(k) for k in _RAIL_NAMES if override.get(k) or listed.get(k)}
+    out = {}
+    for key in keys:
+        value = override.get(key) if override.get(key) is not None else listed.get(key)
+        if value is not None:
+            out[key] = value
+    return out
+
+
+# A rail's keys in the render's shape that only some rails have in the table (an InfiniBand rail has neither VLAN nor
+# gateway), with the table's names.
+_TABLE_RAIL_KEYS = (('vlan', 'vlan_id'), ('gateway', 'gateway'), ('link_type', 'link_type'), ('vfs', 'vfs'))
+
+
+def table_rails(table, host, inputs):
+    """``host``'s rails as the SR-IOV render reads them, in the shape of ``_fabric.rails.node_rails``: each rail's entry
+    in the fabric table (pf, VLAN, MTU, subnet, gateway, VF count and settings, link type; ``qos``: the rail's QoS
+    profile) with what the node's ``inputs`` give it of _RAIL_INPUTS. None when the table has no entry for ``host``."""
+    entry = table.get('nodes', {}).get(host)
+    if entry is None:
+        return None
+    profiles = table.get('qos_profiles') or []
+    out = []
+    for r in rail_entries(entry):
+        rail = {'name': r['rail'], 'pf': r['pf'], 'mtu': r['mtu'], 'subnet': r['subnet'], 'num_vfs': r['num_vfs'], 'sriov_pf': r['sriov_pf']}
+        rail.update({key: r[key_in_table] for key, key_in_table in _TABLE_RAIL_KEYS if r.get(key_in_table)})
+        if r.get('qos') is not None:
+            rail['qos'] = profiles[r['qos']]
+        rail.update(_rail_inputs(inputs, r['rail'], _RAIL_INPUTS))
+        rail['routes'] = rail_routes(rail)
+        out.append(rail)
+    return out
 
 
 def verify_slice(data, hosts):
@@ -530,7 +633,8 @@ def verify_slice(data, hosts):
         rails = rail_entries(table['nodes'][host]) if host in table.get('nodes', {}) else []
         out[host] = {
             'node_name': own['roce_node_name'] if own.get('roce_node_name') not in (None, '') else host,
-            'rails': [dict(_rail_names(own, r['rail']), rail=r['rail']) for r in rails if r['rail']],
+            'rails': [dict({k: v for k, v in _rail_inputs(own, r['rail'], _RAIL_NAMES).items() if v}, rail=r['rail'])
+                      for r in rails if r['rail']],
             'tos': {r['rail']: profiles[r['qos']]['tos'] if r.get('qos') is not None else None for r in rails},
             'inputs': own,
         }
@@ -644,9 +748,21 @@ def _resolved(table, entry):
 def drift(planned, current, source, why):
     """GpufabricErrors, one per node and field, where ``current`` (this run's table) differs from ``planned``; ``why``
     the difference matters."""
-    errors = []
     fix = ('write the plan again from this inventory and run the host phases with it (%s), or set the value back to the '
            'planned one' % PLAN_COMMAND)
+    errors = []
+    for node, field, have, want in _differences(planned, current):
+        if field == 'roce_rails':
+            errors.append(GpufabricError(node, field, have, 'differs from the rails of the plan read from %s (%s)'
+                                         % (source, ', '.join(want) or 'one rail'), fix))
+        else:
+            errors.append(GpufabricError(node, field, have, 'differs from the plan read from %s (%s), %s' % (source, json.dumps(want), why), fix))
+    return errors
+
+
+def _differences(planned, current):
+    """``(node, field as the inventory names it, current value, planned value)`` for each field of a node where the table
+    ``current`` differs from ``planned``; a node whose rails differ is named for its rails' names only."""
     # Equal entries are equal nodes when the QoS profiles their indices point into are equal too: the common case, without
     # a field-by-field walk (80,000 entries at 10,000 x 8).
     same_profiles = planned.get('qos_profiles') == current.get('qos_profiles')
@@ -655,18 +771,14 @@ def drift(planned, current, source, why):
         if same_profiles and have == want:
             continue
         if have and want.get('qos_via') != have.get('qos_via'):
-            errors.append(GpufabricError(node, 'roce_qos_via', have.get('qos_via') or 'host', 'differs from the plan read from %s (%s), %s'
-                                         % (source, json.dumps(want.get('qos_via') or 'host'), why), fix))
+            yield node, 'roce_qos_via', have.get('qos_via') or 'host', want.get('qos_via') or 'host'
         want_rails, have_rails = list(rail_entries(want)), list(rail_entries(have)) if have else []
         names = [r['rail'] for r in want_rails]
         if [r['rail'] for r in have_rails] != names:
-            errors.append(GpufabricError(node, 'roce_rails', [r['rail'] for r in have_rails], 'differs from the rails of the plan '
-                                         'read from %s (%s)' % (source, ', '.join(names) or 'one rail'), fix))
+            yield node, 'roce_rails', [r['rail'] for r in have_rails], names
             continue
         for planned_rail, current_rail in zip(want_rails, have_rails):
             w, h = _resolved(planned, planned_rail), _resolved(current, current_rail)
             for key in sorted(set(w) | set(h)):
                 if key != 'rail' and w.get(key) != h.get(key):
-                    errors.append(GpufabricError(node, _field(w['rail'], key), h.get(key), 'differs from the plan read from %s (%s), %s'
-                                                 % (source, json.dumps(w.get(key)), why), fix))
-    return errors
+                    yield node, _field(w['rail'], key), h.get(key), w.get(key)

@@ -26,6 +26,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type  # noqa: UP001
 
 import contextlib
+import functools
 import ipaddress
 import re
 
@@ -118,33 +119,47 @@ def node_index(hv, position):
 
 def _pool_subnet(rail, index):
     """The ``index``-th subnet of the rail's pool, or a problem tuple."""
-    field = 'roce_rails[%s]' % rail['name']
+    # The types are part of the key: 24.0 and True are equal to 24 and 1 as keys, but no prefix length.
+    args = (rail['name'], rail['subnet_pool'], rail.get('subnet_prefix'), type(rail['subnet_pool']), type(rail.get('subnet_prefix')))
     try:
-        pool = ipaddress.ip_network('%s' % rail['subnet_pool'], strict=True)
+        pool, prefix, problem = _pool(*args)
+    except TypeError:  # a value that cannot be a cache key (a list where a prefix belongs): checked uncached
+        pool, prefix, problem = _pool.__wrapped__(*args)
+    if problem:
+        return None, problem
+    count = 1 << (prefix - pool.prefixlen)
+    if index >= count:
+        return None, ('roce_rails[%s].subnet_pool' % rail['name'], '%s' % pool,
+                      'holds %d /%d subnets, but this node\'s index is %d' % (count, prefix, index),
+                      'use a wider subnet_pool or a longer subnet_prefix, or set this rail\'s subnet for the node in '
+                      'roce_rail_overrides.%s.subnet' % rail['name'])
+    size = 1 << (pool.max_prefixlen - prefix)
+    return ipaddress.ip_network((int(pool.network_address) + index * size, prefix)), None
+
+
+# Every node of a rail shares its pool: parsed and checked once per pool, not once per node.
+@functools.lru_cache(maxsize=1024)
+def _pool(name, subnet_pool, raw_prefix, *_types):
+    """The rail's pool and per-node prefix length, parsed and checked: ``(pool, prefix, problem tuple or None)``."""
+    field = 'roce_rails[%s]' % name
+    try:
+        pool = ipaddress.ip_network('%s' % subnet_pool, strict=True)
     except ValueError:
-        return None, (field + '.subnet_pool', rail['subnet_pool'], 'is not a network address in CIDR form',
-                      'write it like 10.101.0.0/16 (no host bits set)')
+        return None, None, (field + '.subnet_pool', subnet_pool, 'is not a network address in CIDR form',
+                            'write it like 10.101.0.0/16 (no host bits set)')
     problem = pod_subnet_problem(pool)
     if problem:
-        return None, (field + '.subnet_pool', rail['subnet_pool'], problem,
-                      'set subnet_pool to %s, its own per rail, e.g. subnet_pool: 10.101.0.0/16 with subnet_prefix: 24' % POD_SUBNET_EXAMPLE)
-    raw_prefix = rail.get('subnet_prefix')
+        return None, None, (field + '.subnet_pool', subnet_pool, problem,
+                            'set subnet_pool to %s, its own per rail, e.g. subnet_pool: 10.101.0.0/16 with subnet_prefix: 24' % POD_SUBNET_EXAMPLE)
     raw_prefix = DEFAULT_SUBNET_PREFIX if raw_prefix is None else raw_prefix
     longest = pool.max_prefixlen - (2 if pool.version == 4 else 1)
     prefix = _whole_number(raw_prefix)
     if prefix is None or not pool.prefixlen <= prefix <= longest:
         problem = 'is not a prefix length between the pool\'s /%d and /%d%s' % (
             pool.prefixlen, longest, '' if prefix is not None else ' (a whole number)')
-        return None, (field + '.subnet_prefix', raw_prefix, problem,
-                      'set subnet_prefix to the size of one node\'s pod subnet, e.g. %d' % max(pool.prefixlen, min(DEFAULT_SUBNET_PREFIX, longest)))
-    count = 1 << (prefix - pool.prefixlen)
-    if index >= count:
-        return None, (field + '.subnet_pool', '%s' % pool,
-                      'holds %d /%d subnets, but this node\'s index is %d' % (count, prefix, index),
-                      'use a wider subnet_pool or a longer subnet_prefix, or set this rail\'s subnet for the node in '
-                      'roce_rail_overrides.%s.subnet' % rail['name'])
-    size = 1 << (pool.max_prefixlen - prefix)
-    return ipaddress.ip_network((int(pool.network_address) + index * size, prefix)), None
+        return None, None, (field + '.subnet_prefix', raw_prefix, problem,
+                            'set subnet_prefix to the size of one node\'s pod subnet, e.g. %d' % max(pool.prefixlen, min(DEFAULT_SUBNET_PREFIX, longest)))
+    return pool, prefix, None
 
 
 def _whole_number(value):
@@ -335,12 +350,17 @@ def node_rails(hv, position, defaults=None):
             merged['vfs'], vf_problems = check_vfs(merged['vfs'], merged.get('num_vfs'), merged.get('sriov_pf') or merged['pf'], field + '.',
                                                    'in roce_rails or roce_rail_overrides.%s.vfs' % rail['name'])
             problems.extend(vf_problems)
-        if merged.get('routes') is None:
-            # A pod has one net<N> per rail: a default route on each would fight, so each rail's pods
-            # route only the rail's plane (the pool every node's subnet of this rail comes from).
-            merged['routes'] = [{'dst': '%s' % merged['subnet_pool']}] if merged.get('subnet_pool') else []
+        merged['routes'] = rail_routes(merged)
         out.append(merged)
     return out, problems
+
+
+def rail_routes(rail):
+    """The routes of the rail's pods: its own ``routes``, else the rail's plane only (the pool every node's subnet of the
+    rail comes from): a pod has one net<N> per rail, and a default route on each would fight."""
+    if rail.get('routes') is not None:
+        return rail['routes']
+    return [{'dst': '%s' % rail['subnet_pool']}] if rail.get('subnet_pool') else []
 
 
 _VFS_SPEC = ArgumentSpecValidator({'vfs': {'type': 'list', 'elements': 'dict', 'options': VF_OPTIONS}})

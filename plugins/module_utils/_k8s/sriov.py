@@ -34,7 +34,6 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.rails impor
     is_multirail,
     link_type_problems,
     node_network_name,
-    node_rails,
     node_resource_name,
     rail_field,
     rail_network_name,
@@ -42,6 +41,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.rails impor
     shorthand_vars,
     vlan_problems,
 )
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.plan import table_rails
 from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import hosts_named
 from ansible_collections.gpufabric.roce.plugins.module_utils._common.qos import QosCache, roce_priority
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.sriov_checks import (
@@ -188,26 +188,29 @@ def _policy_object(p, namespace):
     return {"apiVersion": SRIOV_API_VERSION, "kind": "SriovNetworkNodePolicy", "metadata": _managed_metadata(p["name"], namespace), "spec": spec}
 
 
-def render_sriov(hosts, host_vars, defaults=None):
+def render_sriov(hosts, host_vars, defaults=None, table=None):
     """Validate and render the SR-IOV objects for every host in ``hosts``.
 
     ``host_vars`` maps host -> mapping of that host's variables (the inventory names:
     ``roce_*`` and ``sriov_networks_*``). ``defaults`` holds the role's values (the play
     host's view), used when a host does not define a per-host variable and for every
-    cluster-wide setting. Returns ``{"policies", "networks", "nodes", "ip_pools", "claim_templates"}`` (``ip_pools``: the nv-ipam
-    CIDRPools rendered with nv-ipam and no pool name, else empty; ``claim_templates``: DRA mode's, module_utils/_k8s/dra.py); raises
+    cluster-wide setting. ``table``: the fabric plan's table (``_fabric.pod_network.fabric_table``), from which a node
+    with ``roce_rails`` reads its rails (``_fabric.plan.table_rails``): the plan builder derives them, once.
+    Returns ``{"policies", "networks", "nodes", "ip_pools", "claim_templates"}`` (``ip_pools``: the nv-ipam CIDRPools
+    rendered with nv-ipam and no pool name, else empty; ``claim_templates``: DRA mode's, module_utils/_k8s/dra.py); raises
     :class:`RenderValidationError` listing every problem in the whole inventory. ``defaults`` must set every key of
     ``SRIOV_DEFAULT_KEYS`` (the filter gpufabric.roce.sriov_manifests fills in the role's defaults).
     """
     require_keys(defaults or {}, SRIOV_DEFAULT_KEYS, "render_sriov", "sriov_manifests")
-    return _SriovRender(defaults).run(hosts, host_vars)
+    return _SriovRender(defaults, table).run(hosts, host_vars)
 
 
 class _SriovRender:
     """One pass over the inventory. State is what the cross-node rules need to see all of."""
 
-    def __init__(self, defaults):
+    def __init__(self, defaults, table=None):
         self.defaults = dict(defaults or {})
+        self.table = table or {"nodes": {}}
         self.errs = FixErrors()
         self.policies, self.networks, self.nodes = [], [], []
         self.node_owner = {}  # node_name -> host
@@ -231,8 +234,8 @@ class _SriovRender:
             self.errs.add(
                 "(inventory)", "groups['roce_nodes']", list(hosts or []), "no hosts to render", "add the Kubernetes worker nodes to the roce_nodes group"
             )
-        for position, host in enumerate(hosts):
-            self._host(host, host_vars.get(host), position)
+        for host in hosts:
+            self._host(host, host_vars.get(host))
         # A rail whose link type differs between nodes is named for that, not for a VLAN its InfiniBand nodes lack.
         for host, field, value, problem, fix in link_type_problems(self.rails, hosts) or vlan_problems(self.rails, hosts):
             self.errs.add(host, field, value, problem, fix)
@@ -316,7 +319,7 @@ class _SriovRender:
         self.node_owner[node_name] = host
         return node_name
 
-    def _host(self, host, hv_raw, position=0):
+    def _host(self, host, hv_raw):
         if hv_raw is None:
             self.errs.add(host, "hostvars", None, "host is in roce_nodes but has no variables", "check the inventory for a typo in the host name")
             return
@@ -325,7 +328,7 @@ class _SriovRender:
         if node_name is None:
             return
         if is_multirail(hv):
-            self._multirail_host(host, hv, node_name, position)
+            self._multirail_host(host, hv, node_name)
             return
         if _is_ib(hv) and hv_raw.get("roce_mtu") is None:
             hv["roce_mtu"] = IPOIB_MTU_MAX  # roce_mtu's default (9000) is Ethernet's
@@ -365,8 +368,8 @@ class _SriovRender:
         """Under trust pcp the NIC and the switches classify by the VLAN tag's priority, and the VFs' tag carries
         sriov_networks_vlan_qos (the SriovNetwork's vlanQoS): it must be a priority PFC protects. The QoS model's own
         problems are the fabric plan's to name."""
-        qos, problems = self.qos_cache.get(cluster_qos, rail.get("qos") if rail else None, rail.get("qos_node") if rail else None,
-                                           rail["name"] if rail else None)
+        # A rail's QoS is its profile in the fabric table; the QoS model's own problems are the fabric plan's to name.
+        qos, problems = (rail.get("qos"), None) if rail else self.qos_cache.get(cluster_qos)
         if problems or qos is None or qos["trust"] != "pcp" or not qos["pfc_priorities"] or vlan_qos in qos["pfc_priorities"]:
             return
         prio = roce_priority(qos["tos"])
@@ -381,11 +384,14 @@ class _SriovRender:
         if host not in hosts[-1:]:  # once per node, not once per rail
             hosts.append(host)
 
-    def _multirail_host(self, host, hv, node_name, position):
+    def _multirail_host(self, host, hv, node_name):
         """One policy and one SriovNetwork per rail (host-local IPAM), one node entry for all of them."""
-        rails, problems = node_rails(hv, position, self.defaults)
-        for field, value, problem, fix in problems:
-            self.errs.add(host, field, value, problem, fix)
+        rails = table_rails(self.table, host, hv)
+        if rails is None:
+            self.errs.add(host, "roce_rails", [r.get("name") for r in hv["roce_rails"] if isinstance(r, dict)],
+                          "has no entry in the fabric plan the render was given",
+                          "render from the plan of every node of roce_nodes (site.yml or render.yml plan them first), or add the host to roce_nodes")
+            return
         if self.ipam != "host-local" and self.nv_pools is None:
             self.errs.add(
                 host,

@@ -12,7 +12,7 @@ import pytest
 
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.common import RenderValidationError
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.operator import render_helm_values
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.sriov import render_sriov
+from planned_render import render_sriov
 from k8s_crd_schema import load_crds, validate_object
 from role_fallbacks import helm_defaults, sriov_defaults
 

@@ -16,7 +16,7 @@ from k8s_crd_schema import CrdError, load_crds, validate_object
 
 from ansible_collections.gpufabric.roce.plugins.filter.fabric_plan import FilterModule as PlanFilters
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.common import RenderValidationError
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.sriov import render_sriov
+from planned_render import render_sriov
 from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import vlan_gateway_plans
 from role_fallbacks import sriov_defaults
 

@@ -5,8 +5,11 @@
 
 import pytest
 
+from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import GpufabricError
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s import sriov
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.common import RenderValidationError
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.sriov import render_sriov
+from ansible_collections.gpufabric.roce.plugins.plugin_utils._plan_builder import Inventory
+from planned_render import render_sriov
 from role_fallbacks import sriov_defaults
 
 PLAN = [{"name": "rail%d" % i, "pf": "enp%ds0np0" % (10 + i), "vlan": 101 + i, "subnet_pool": "10.%d.0.0/16" % (101 + i)} for i in range(4)]
@@ -21,9 +24,10 @@ def inventory(n=2, **per_host):
 
 
 def errors(hosts, hv, defaults=None):
-    with pytest.raises(RenderValidationError) as err:
+    # The render's refusals, or the plan builder's: a problem of the rails is refused where they are derived, first.
+    with pytest.raises(GpufabricError) as err:
         render_sriov(hosts, hv, sriov_defaults(defaults))
-    return err.value.errors
+    return getattr(err.value, "errors", [err.value])
 
 
 def test_one_policy_and_network_per_rail_and_a_node_entry_with_every_rail():
@@ -64,10 +68,31 @@ def test_same_node_index_twice_overlaps_on_every_rail_and_names_rail_and_fix():
     assert all("roce_node_index" in e.fix for e in errs if e.field.endswith(".subnet"))
 
 
-def test_one_rail_and_multirail_nodes_mix():
+def test_one_rail_and_multirail_nodes_do_not_mix():
+    # The rails are read from the plan's table, and one fabric is rails on every node or one rail on every node.
     hosts, hv = inventory(1)
     hosts.append("old")
     hv["old"] = {"roce_pf": "enp157s0np0", "roce_pod_subnet": "10.255.0.0/30", "roce_pod_gateway": "10.255.0.2"}
-    out = render_sriov(hosts, hv, sriov_defaults())
-    assert [p["metadata"]["name"] for p in out["policies"]] == ["roce-gpu0-rail%d" % i for i in range(4)] + ["roce-old"]
-    assert "rails" not in out["nodes"][1]
+    errs = errors(hosts, hv)
+    assert [(e.host, e.field) for e in errs] == [("old", "roce_rails")]
+    assert "one fabric cannot mix the two" in errs[0].problem and "set roce_rails for all of them" in errs[0].fix
+
+
+def test_the_rails_are_the_plans_table_not_a_derivation_of_the_inputs():
+    # The table the plan builder made for another PF on gpu1's rail2: the render takes the table's, as the host phases do.
+    hosts, hv = inventory(2)
+    table = Inventory(hv, hosts).table()
+    table["nodes"]["gpu1"]["rails"][2].update(pf="enp99s0np0", sriov_pf="enp99s0np0")
+    out = sriov.render_sriov(hosts, hv, sriov_defaults(), table)
+    pf_names = {p["metadata"]["name"]: p["spec"]["nicSelector"]["pfNames"] for p in out["policies"]}
+    assert pf_names["roce-gpu1-rail2"] == ["enp99s0np0"] and pf_names["roce-gpu0-rail2"] == ["enp12s0np0"]
+    assert out["nodes"][1]["rails"][2]["pf"] == "enp99s0np0"
+
+
+def test_a_node_with_rails_the_table_does_not_have_is_refused():
+    hosts, hv = inventory(2)
+    table = Inventory(hv, hosts[:1]).table()
+    with pytest.raises(RenderValidationError) as err:
+        sriov.render_sriov(hosts, hv, sriov_defaults(), table)
+    assert [(e.host, e.field, e.value) for e in err.value.errors] == [("gpu1", "roce_rails", ["rail0", "rail1", "rail2", "rail3"])]
+    assert "has no entry in the fabric plan" in err.value.errors[0].problem

@@ -9,9 +9,10 @@ import pytest
 import yaml
 from k8s_crd_schema import crds_dir
 
-from ansible_collections.gpufabric.roce.plugins.module_utils._k8s import common, sriov, status
+from ansible_collections.gpufabric.roce.plugins.module_utils._k8s import common, status
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s import operator as op
 from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import vlan_gateway_plan
+from planned_render import render_sriov
 from role_fallbacks import helm_defaults, ncp_defaults, sriov_defaults
 
 PF = "enp157s0np0"
@@ -30,7 +31,7 @@ REFERENCE_DEFAULTS = {"roce_num_vfs": 8, "roce_mtu": 9000, "roce_vlan_id": 100}
 
 def render(hv=None, defaults=None, hosts=None):
     hv = reference_hostvars() if hv is None else hv
-    return sriov.render_sriov(list(hv) if hosts is None else hosts, hv, sriov_defaults(dict(REFERENCE_DEFAULTS, **(defaults or {}))))
+    return render_sriov(list(hv) if hosts is None else hosts, hv, sriov_defaults(dict(REFERENCE_DEFAULTS, **(defaults or {}))))
 
 
 def errors_of(hv=None, defaults=None, hosts=None):
@@ -138,7 +139,7 @@ def test_a_rails_small_subnets_and_default_route_are_named_by_the_rails_own_keys
 
 def test_builtin_defaults_match_the_seed_without_role_defaults():
     hv = reference_hostvars()
-    out = sriov.render_sriov(list(hv), hv, sriov_defaults({}))
+    out = render_sriov(list(hv), hv, sriov_defaults({}))
     assert out["policies"][0]["spec"]["numVfs"] == 8
     assert out["policies"][0]["spec"]["mtu"] == 9000
     assert out["networks"][0]["spec"]["vlan"] == 100
