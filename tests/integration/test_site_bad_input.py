@@ -279,6 +279,20 @@ def _written_plan(inv, tmp_path, *args):
     return plan_file
 
 
+@pytest.fixture(scope="module")
+def example_plan(tmp_path_factory):
+    """The plan site.yml writes for inventories/example (copied as ``inv``, as the tests' own copies are named), written
+    once for the tests that damage a copy of it."""
+    root = tmp_path_factory.mktemp("example-plan")
+    return _written_plan(_runner.copy_inventory("example", root / "inv"), root).read_text()
+
+
+def _example_plan(example_plan, tmp_path):
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(example_plan)
+    return plan_file
+
+
 def _edit(plan_file, edit, refingerprint=True):
     plan = json.loads(plan_file.read_text())
     edit(plan)
@@ -291,8 +305,8 @@ def _edit(plan_file, edit, refingerprint=True):
     ("cut-short", ['all roce_nodes: roce_plan="{plan}": is not JSON (cut short, or not the file roce_plan_out wrote): ']),
     ("vlan-4095", ['node2: roce_plan="{plan}": is invalid: the node', "vlan_id=4095: is not a VLAN id in 1..4094."]),
 ])
-def test_a_plan_file_that_is_not_a_valid_plan_is_refused_before_phase_1(inv, tmp_path, damage, messages):
-    plan_file = _written_plan(inv, tmp_path)
+def test_a_plan_file_that_is_not_a_valid_plan_is_refused_before_phase_1(inv, tmp_path, example_plan, damage, messages):
+    plan_file = _example_plan(example_plan, tmp_path)
     # The wiring of the read-back check; every damage is proven in tests/unit/plugins/filter/test_fabric_plan_read.py.
     if damage == "cut-short":
         plan_file.write_text(plan_file.read_text()[:200])
@@ -313,8 +327,8 @@ def test_a_slice_plan_edited_to_complete_is_refused_before_phase_1(inv, tmp_path
 
 
 @pytest.mark.parametrize("limit", [["--limit", "node2"]], ids=["limit-to-the-node"])
-def test_a_plan_the_inventory_moved_on_from_is_refused_before_the_host_phases(inv, tmp_path, limit):
-    plan_file = _written_plan(inv, tmp_path)
+def test_a_plan_the_inventory_moved_on_from_is_refused_before_the_host_phases(inv, tmp_path, example_plan, limit):
+    plan_file = _example_plan(example_plan, tmp_path)
     append(inv / "host_vars" / "node2.yml", "roce_mtu: 4200\n")
     assert_refused_before_phase_1(inv, [
         "node2: roce_mtu=4200: differs from the plan read from %s (9000), which the host phases of this run would configure the node "
