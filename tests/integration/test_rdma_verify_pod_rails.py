@@ -37,8 +37,6 @@ def test_eight_rails_make_eight_rings_each_over_its_own_pod_interface_and_pods_t
         # rail j is the pod's net<j+1> (request order), reached at the peer's rail-j address, never another rail's
         assert [(d["rail"], d["netdev"], d["client_to"], d["peer_address"]) for d in clients] == [
             (r, "net%d" % (j + 1), peer, "10.%d.0.%d" % (100 + j, peer_index)) for j, r in enumerate(rails)]
-
-
     # The same run's pods: each attaches every rail and requests one VF of each.
     with open(tmp_path / "rdma-verify-pods.yaml") as f:
         pods = [d for d in yaml.safe_load_all(f) if d]
