@@ -33,37 +33,6 @@ def job(tmp_path):
     return pdd, render_dir
 
 
-def test_site_yml_runs_under_ansible_runner(job):
-    pdd, render_dir = job
-    result = ansible_runner.run(
-        private_data_dir=str(pdd),
-        playbook=os.path.join(REPO, "playbooks", "site.yml"),
-        tags="operator,sriov",
-        quiet=True,
-    )
-    failed = [e for e in result.events if e.get("event") == "runner_on_failed"]
-    assert result.status == "successful", "ansible-runner status %s rc %s, failures: %s" % (
-        result.status, result.rc, [f["event_data"].get("res", {}).get("msg") for f in failed])
-    assert result.rc == 0
-
-    stats = result.stats
-    assert stats["failures"] == {} and stats["dark"] == {}
-    # Both Kubernetes phases ran on the controller.
-    plays = [e["event_data"]["play"] for e in result.events if e.get("event") == "playbook_on_play_start"]
-    assert any("Phase 3" in p for p in plays) and any("Phase 4" in p for p in plays)
-
-    docs = []
-    for root, _dirs, files in os.walk(render_dir):
-        for name in files:
-            if name.endswith((".yaml", ".yml")):
-                with open(os.path.join(root, name)) as f:
-                    docs += [d for d in yaml.safe_load_all(f) if d]
-    kinds = sorted({d.get("kind") for d in docs if isinstance(d, dict) and "kind" in d})
-    assert {"NicClusterPolicy", "SriovNetworkNodePolicy", "SriovNetwork"} <= set(kinds), kinds
-    policies = [d for d in docs if d.get("kind") == "SriovNetworkNodePolicy"]
-    assert sorted(p["spec"]["nodeSelector"]["kubernetes.io/hostname"] for p in policies) == ["node1", "node2"]
-
-
 def test_bad_extravars_fail_the_job_before_anything_is_written(job):
     pdd, render_dir = job
     # A survey answer out of range must stop the job with a message naming it.
@@ -109,11 +78,30 @@ def _artifacts(result):
     return stats[-1]["event_data"].get("artifact_data") or {}
 
 
-def test_set_stats_summary_reaches_the_job_artifacts(job):
+def test_site_yml_runs_under_ansible_runner_and_its_summary_reaches_the_job_artifacts(job):
     pdd, render_dir = job
     kwargs = dict(private_data_dir=str(pdd), playbook=os.path.join(REPO, "playbooks", "site.yml"), tags="operator,sriov", quiet=True)
     first = ansible_runner.run(**kwargs)
-    assert first.status == "successful"
+    failed = [e for e in first.events if e.get("event") == "runner_on_failed"]
+    assert first.status == "successful", "ansible-runner status %s rc %s, failures: %s" % (
+        first.status, first.rc, [f["event_data"].get("res", {}).get("msg") for f in failed])
+    assert first.rc == 0
+    assert first.stats["failures"] == {} and first.stats["dark"] == {}
+    # Both Kubernetes phases ran on the controller.
+    plays = [e["event_data"]["play"] for e in first.events if e.get("event") == "playbook_on_play_start"]
+    assert any("Phase 3" in p for p in plays) and any("Phase 4" in p for p in plays)
+    docs = []
+    for root, _dirs, files in os.walk(render_dir):
+        for name in files:
+            if name.endswith((".yaml", ".yml")):
+                with open(os.path.join(root, name)) as f:
+                    docs += [d for d in yaml.safe_load_all(f) if d]
+    kinds = sorted({d.get("kind") for d in docs if isinstance(d, dict) and "kind" in d})
+    assert {"NicClusterPolicy", "SriovNetworkNodePolicy", "SriovNetwork"} <= set(kinds), kinds
+    policies = [d for d in docs if d.get("kind") == "SriovNetworkNodePolicy"]
+    assert sorted(p["spec"]["nodeSelector"]["kubernetes.io/hostname"] for p in policies) == ["node1", "node2"]
+
+    # What AWX keeps of the run.
     summary = _artifacts(first)["gpufabric_roce"]
     assert summary["check_mode"] is False
     assert summary["manifests"] == {

@@ -99,15 +99,15 @@ def rollout(tmp_path, inventory, slices):
         pdd, _data = private_data_dir(tmp_path / ("bare%d" % n), exported, dict(base, **STAND_IN),
                                       slice_number=n, slice_count=slices, workflow_job_id=7)
         without_plan.update(gateway_calls(run_job(pdd, tags="host_network", cmdline="--check")))
-    return reference, with_plan, without_plan, sliced_nodes
+    return reference, with_plan, without_plan, sliced_nodes, exported, plan_file
 
 
 # Ten nodes of two rails in three slices (uneven: 4, 3, 3). The one-rail example inventory's two-way slicing is proven on
 # real nodes by molecule lab (verify.yml: the sliced drift repair), so it is not run here again (36 s of make test).
 @pytest.mark.parametrize("slices,rails", [(3, 2)], ids=["10-nodes-2-rails-3-slices"])
-def test_slices_read_the_plan_and_never_remove_routes_without_it(tmp_path, slices, rails):
+def test_slices_read_the_plan_never_remove_routes_without_it_and_leave_the_sriov_phase_to_the_whole_fabric(tmp_path, slices, rails):
     inventory = multirail_inventory(str(tmp_path / "inv"), rails=rails)
-    reference, with_plan, without_plan, sliced_nodes = rollout(tmp_path, inventory, slices)
+    reference, with_plan, without_plan, sliced_nodes, exported, plan_file = rollout(tmp_path, inventory, slices)
     nodes = sorted(reference)
     # Every node was in exactly one slice, and each slice saw only its own nodes.
     assert sorted(h for s in sliced_nodes for h in s) == nodes and all(len(s) < len(nodes) for s in sliced_nodes)
@@ -130,6 +130,27 @@ def test_slices_read_the_plan_and_never_remove_routes_without_it(tmp_path, slice
             assert len(mine) < len(theirs)  # the defect's precondition: the slice cannot know them
             assert [r for r in mine if r not in theirs] == []
 
+    # The SR-IOV phase runs only in a job that sees the whole fabric. The slice that holds the controller host would render
+    # its share of the nodes' SR-IOV objects and prune the rest (the render directory here; the cluster in apply mode): the
+    # workflow's last step, unsliced, reads the plan (the planning job's above) instead.
+    sliced, step3 = tmp_path / "render-slice", tmp_path / "render-step3"
+    slice_number = next(n for n in range(1, slices + 1)
+                        if "localhost" in script_data(exported, n, slices).get("k8s_controller", {}).get("hosts", []))
+    slice_vars = dict(STAND_IN, roce_k8s_mode="render", roce_render_dir=str(sliced), roce_plan=str(plan_file))
+    pdd, data = private_data_dir(tmp_path / "slice", exported, slice_vars, slice_number=slice_number, slice_count=slices, workflow_job_id=7)
+    result = run_job(pdd, tags="sriov")
+    assert result.status == "failed" and not sliced.exists()
+    msgs = [str(e["event_data"]["res"].get("msg", "")) for e in result.events if e.get("event") == "runner_on_failed"]
+    missing = [h for h in sorted(exported["_meta"]["hostvars"]) if h.startswith("gpu-") and h not in data["roce_nodes"]["hosts"]]
+    refusal = '%s: roce_plan="%s": has %d node(s) this run does not render: %s' % (missing[0], plan_file, len(missing), ", ".join(missing))
+    assert any(m.startswith(refusal) for m in msgs), msgs
+    # The workflow's last step: unsliced, the plan as its artifact (a mapping, not a file).
+    step3_vars = dict(STAND_IN, roce_k8s_mode="render", roce_render_dir=str(step3), roce_plan=json.loads(plan_file.read_text()))
+    pdd, _data = private_data_dir(tmp_path / "step3", exported, step3_vars, job_id=101, workflow_job_id=7)
+    assert run_job(pdd, tags="sriov").status == "successful"
+    policies = list(yaml.safe_load_all(next(step3.rglob("sriov-network-node-policies.yaml")).read_text()))
+    assert sorted({p["spec"]["nodeSelector"]["kubernetes.io/hostname"] for p in policies}) == sorted(nodes)
+
 
 def test_a_node_of_the_run_absent_from_the_plan_is_refused(tmp_path):
     # A plan of node2 alone (as from a rack inventory); the slice with node1 reads it.
@@ -149,28 +170,3 @@ def test_a_node_of_the_run_absent_from_the_plan_is_refused(tmp_path):
     msgs = [str(e["event_data"]["res"].get("msg", "")) for e in result.events if e.get("event") == "runner_on_failed"]
     assert any('node1: roce_plan="%s": has no entry for node1 of this run (the plan has 1 nodes)' % plan_file in m for m in msgs), msgs
     assert not gateway_calls(result)
-
-
-def test_the_sriov_phase_runs_only_in_a_job_that_sees_the_whole_fabric(tmp_path):
-    # The slice that holds the controller host would render its share of the nodes' SR-IOV objects and prune the rest
-    # (the render directory here; the cluster in apply mode): the workflow's last step, unsliced, reads the plan instead.
-    exported = import_inventory(multirail_inventory(str(tmp_path / "inv"), rails=2))
-    plan_file = tmp_path / "plan.json"
-    pdd, _data = private_data_dir(tmp_path / "plan", exported, dict(STAND_IN, roce_inventory_complete=True, roce_plan_out=str(plan_file)))
-    assert run_job(pdd, tags="never").status == "successful"
-    sliced, step3 = tmp_path / "render-slice", tmp_path / "render-step3"
-    slice_number = next(n for n in (1, 2, 3) if "localhost" in script_data(exported, n, 3).get("k8s_controller", {}).get("hosts", []))
-    slice_vars = dict(STAND_IN, roce_k8s_mode="render", roce_render_dir=str(sliced), roce_plan=str(plan_file))
-    pdd, data = private_data_dir(tmp_path / "slice", exported, slice_vars, slice_number=slice_number, slice_count=3, workflow_job_id=7)
-    result = run_job(pdd, tags="sriov")
-    assert result.status == "failed" and not sliced.exists()
-    msgs = [str(e["event_data"]["res"].get("msg", "")) for e in result.events if e.get("event") == "runner_on_failed"]
-    missing = [h for h in sorted(exported["_meta"]["hostvars"]) if h.startswith("gpu-") and h not in data["roce_nodes"]["hosts"]]
-    refusal = '%s: roce_plan="%s": has %d node(s) this run does not render: %s' % (missing[0], plan_file, len(missing), ", ".join(missing))
-    assert any(m.startswith(refusal) for m in msgs), msgs
-    # The workflow's last step: unsliced, the plan as its artifact (a mapping, not a file).
-    step3_vars = dict(STAND_IN, roce_k8s_mode="render", roce_render_dir=str(step3), roce_plan=json.loads(plan_file.read_text()))
-    pdd, _data = private_data_dir(tmp_path / "step3", exported, step3_vars, job_id=101, workflow_job_id=7)
-    assert run_job(pdd, tags="sriov").status == "successful"
-    policies = list(yaml.safe_load_all(next(step3.rglob("sriov-network-node-policies.yaml")).read_text()))
-    assert sorted({p["spec"]["nodeSelector"]["kubernetes.io/hostname"] for p in policies}) == ["gpu-%04d" % i for i in range(1, 11)]

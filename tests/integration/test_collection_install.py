@@ -10,6 +10,7 @@ Galaxy is not contacted (--no-deps; no network here).
 
 import json
 import os
+import pathlib
 import posixpath
 import re
 import shutil
@@ -146,10 +147,20 @@ def test_ansible_doc_for_every_role(installed):
         assert docs["gpufabric.roce." + r]["entry_points"]["main"]["options"], r
 
 
-def test_antsibull_docs_lint_on_the_installed_copy(installed):
-    proc = subprocess.run([os.path.join(VENV_BIN, "antsibull-docs"), "lint-collection-docs", "--plugin-docs", str(installed["root"])],
-                          cwd=str(installed["tmp"]), env=installed["env"], capture_output=True, text=True, timeout=900, check=False)
-    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
+# What antsibull-docs lint-collection-docs --plugin-docs reads: the plugins and their docs, the roles' argument specs, the
+# collection's runtime metadata and changelog.
+LINTED = re.compile(r"^(plugins/.*|roles/[^/]+/meta/argument_specs\.yml|meta/runtime\.yml|changelogs/changelog\.yaml)$")
+
+
+def test_the_installed_copy_has_the_files_make_lint_checks_byte_for_byte(installed):
+    """make lint runs antsibull-docs lint-collection-docs --plugin-docs on the checkout (a stage before this one); the
+    installed copy carries every file it reads unchanged, so that lint holds for what users install too."""
+    repo = pathlib.Path(__file__).resolve().parents[2]
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=str(repo), capture_output=True, check=True).stdout.decode().split("\0")  # noqa: S607
+    linted = sorted(f for f in tracked if LINTED.match(f) and (repo / f).is_file())
+    assert len([f for f in linted if f.startswith("plugins/modules/")]) >= 4 and "changelogs/changelog.yaml" in linted, linted
+    differ = [f for f in linted if not (installed["root"] / f).is_file() or (installed["root"] / f).read_bytes() != (repo / f).read_bytes()]
+    assert differ == [], differ
 
 
 def test_site_playbook_renders_from_the_installed_copy(installed):
@@ -189,16 +200,16 @@ def test_awx_project_wrapper_runs_the_same_playbook(installed):
     reqs = yaml.safe_load((project / "collections" / "requirements.yml").read_text())
     assert [c["name"] for c in reqs["collections"]] == ["gpufabric.roce"]
 
-    def tasks(playbook):
-        out = _run([os.path.join(VENV_BIN, "ansible-playbook"), playbook, "-i", str(project / "inventories" / "example"), "--list-tasks"],
-                   project, installed["env"]).stdout
-        # A play's own tags are listed from a set, in hash order (a play tagged [host_network, sriov] prints either order).
-        return [re.sub(r"TAGS: \[([^]]*)\]", lambda m: "TAGS: [%s]" % ",".join(sorted(t.strip() for t in m.group(1).split(","))), line)
-                for line in out.splitlines() if not line.startswith("playbook:")]
-
-    wrapped = tasks(str(project / "playbooks" / "site.yml"))
+    # The four playbooks' tasks in one ansible-playbook run: a "playbook: <name>" line heads each one's listing.
+    playbooks = [str(project / "playbooks" / "site.yml"), "gpufabric.roce.site", str(project / "playbooks" / "render.yml"), "gpufabric.roce.render"]
+    out = _run([os.path.join(VENV_BIN, "ansible-playbook"), *playbooks, "-i", str(project / "inventories" / "example"), "--list-tasks"],
+               project, installed["env"]).stdout
+    listed = re.split(r"^playbook: .*$", out, flags=re.M)[1:]
+    assert len(listed) == len(playbooks), out[-3000:]
+    # A play's own tags are listed from a set, in hash order (a play tagged [host_network, sriov] prints either order).
+    wrapped, site, rendered, render = ([re.sub(r"TAGS: \[([^]]*)\]", lambda m: "TAGS: [%s]" % ",".join(sorted(t.strip() for t in m.group(1).split(","))),
+                                               line) for line in text.strip("\n").splitlines()] for text in listed)
     assert any("Phase 4" in line for line in wrapped), wrapped
-    assert wrapped == tasks("gpufabric.roce.site")
-    rendered = tasks(str(project / "playbooks" / "render.yml"))
+    assert wrapped == site
     assert any("no node is touched" in line for line in rendered), rendered
-    assert rendered == tasks("gpufabric.roce.render")
+    assert rendered == render

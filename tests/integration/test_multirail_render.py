@@ -63,8 +63,15 @@ def test_one_rail_inventory_renders_exactly_as_before_rails(name, tmp_path):
             assert now.read() == golden.read(), "%s/%s differs from its render before rails" % (name, f)
 
 
-def test_eight_rails_two_nodes_render_sixteen_policies_and_networks_valid_against_the_crds(tmp_path):
-    rc, out = render(os.path.join(REPO, "inventories", "example-multirail"), tmp_path / "out")
+def test_eight_rails_two_nodes_render_sixteen_policies_and_networks_valid_against_the_crds_and_one_nccl_configmap(tmp_path):
+    # The host phase (host_network) leaves host_network_nccl_env on every node it reached; here the inventory plays that
+    # part, with what gpufabric.roce.nccl_env returns (tests/unit/.../test_nccl.py). It changes the ConfigMap only.
+    inv = copy_inventory("example-multirail", tmp_path / "inv")
+    for i, node in enumerate(("gpu-node01", "gpu-node02")):
+        append(inv / "host_vars" / ("%s.yml" % node), yaml.safe_dump({"host_network_nccl_env": {
+            "env": {"NCCL_IB_HCA": ",".join("=mlx5_%d:1" % r for r in range(8)), "NCCL_IB_GID_INDEX": str(3 + i)},
+            "rails": [], "problems": []}}))
+    rc, out = render(inv, tmp_path / "out")
     assert rc == 0, out
     base = tmp_path / "out" / "sriov-networks"
     policies = documents(base / "sriov-network-node-policies.yaml")
@@ -94,6 +101,13 @@ def test_eight_rails_two_nodes_render_sixteen_policies_and_networks_valid_agains
     problems = [p for obj in policies + networks for p in schema.validate_object(obj, crds)]
     assert problems == []
 
+    # The NCCL settings from the host phase, as one ConfigMap the training jobs mount.
+    (cm,) = documents(base / "nccl-configmap.yaml")
+    assert cm["kind"] == "ConfigMap" and cm["metadata"]["name"] == "gpufabric-nccl" and cm["metadata"]["namespace"] == "default"
+    assert cm["data"]["nodes"].split() == ["gpu-node01", "gpu-node02"]
+    assert "NCCL_IB_GID_INDEX=4" in cm["data"]["gpu-node02.env"] and "=mlx5_7:1" in cm["data"]["gpu-node02.env"]
+    assert "nccl-configmap.yaml" in documents(base / "kustomization.yaml")[0]["resources"]
+
 
 def test_a_rail_vlan_that_differs_on_one_node_is_refused_before_anything_is_written(tmp_path):
     inv = copy_inventory("example-multirail", tmp_path / "inv")
@@ -114,24 +128,6 @@ def test_a_rails_bad_vf_settings_and_roce_vfs_beside_rails_are_refused_before_ph
     assert "gpu-node02: roce_rails[rail3].vfs[id=8].id=8: PF enp84s0np0 will have 8 VFs (ids 0..7)" in out, out
     assert "gpu-node01: roce_vfs=" in out and "is a one-rail setting and sets no VF when roce_rails is set" in out, out
     assert "PLAY [Phase 1" not in out and not (tmp_path / "out").exists()
-
-
-def test_nccl_settings_from_the_host_phase_render_as_one_configmap(tmp_path):
-    # The host phase (host_network) leaves host_network_nccl_env on every node it reached; here the
-    # inventory plays that part, with what gpufabric.roce.nccl_env returns (tests/unit/.../test_nccl.py).
-    inv = copy_inventory("example-multirail", tmp_path / "inv")
-    for i, node in enumerate(("gpu-node01", "gpu-node02")):
-        append(inv / "host_vars" / ("%s.yml" % node), yaml.safe_dump({"host_network_nccl_env": {
-            "env": {"NCCL_IB_HCA": ",".join("=mlx5_%d:1" % r for r in range(8)), "NCCL_IB_GID_INDEX": str(3 + i)},
-            "rails": [], "problems": []}}))
-    rc, out = render(inv, tmp_path / "out")
-    assert rc == 0, out
-    base = tmp_path / "out" / "sriov-networks"
-    (cm,) = documents(base / "nccl-configmap.yaml")
-    assert cm["kind"] == "ConfigMap" and cm["metadata"]["name"] == "gpufabric-nccl" and cm["metadata"]["namespace"] == "default"
-    assert cm["data"]["nodes"].split() == ["gpu-node01", "gpu-node02"]
-    assert "NCCL_IB_GID_INDEX=4" in cm["data"]["gpu-node02.env"] and "=mlx5_7:1" in cm["data"]["gpu-node02.env"]
-    assert "nccl-configmap.yaml" in documents(base / "kustomization.yaml")[0]["resources"]
 
 
 def test_two_infiniband_rails_beside_six_roce_rails_render_sriov_ib_networks_valid_against_the_crds(tmp_path):

@@ -37,24 +37,6 @@ def test_limit_to_a_node_validates_with_the_controllers_variables(inv):
     assert "TASK [gpufabric.roce.host_network" not in out
 
 
-def test_limit_to_a_node_valid_inventory_passes_with_the_render_checked(inv):
-    rc, out = site(inv, "--limit", "node1", "--tags", "never")
-    assert rc == 0, out
-    assert "2 SriovNetworkNodePolicies and 2 SriovNetworks for 2 nodes (IPAM host-local" in out
-    assert recap(out) == {"node1": "0"}
-
-
-def test_without_a_limit_the_controller_validates_and_the_nodes_do_not_repeat_it(inv):
-    rc, out = site(inv, "--tags", "never")
-    assert rc == 0, out
-    assert out.count("2 SriovNetworkNodePolicies and 2 SriovNetworks for 2 nodes") == 1
-    # The nodes' play skips its include of the render; the controller's play runs it.
-    runs = [part.split("TASK")[0] for part in out.split("TASK [gpufabric.roce.sriov_networks : Summarise what was rendered]")[1:]]
-    assert ["ok: [localhost]" in r for r in runs] == [True], runs
-    nodes_copy = out.split("TASK [Validate the SR-IOV policies and networks here, as the controller would")[1].split("TASK")[0]
-    assert "skipping: [node1]" in nodes_copy, nodes_copy
-
-
 def _drop_controller(inv):
     hosts = yaml.safe_load((inv / "hosts.yml").read_text())
     del hosts["all"]["children"]["k8s_controller"]
@@ -63,10 +45,8 @@ def _drop_controller(inv):
 
 
 def test_inventory_without_k8s_controller_still_validates(inv):
+    # Its valid run is test_a_valid_inventory_passes_and_warns_once_about_an_unknown_variable_whatever_the_limit's last.
     _drop_controller(inv)
-    rc, out = site(inv, "--tags", "never")
-    assert rc == 0, out
-    assert "2 SriovNetworkNodePolicies and 2 SriovNetworks for 2 nodes" in out
     append(inv / "host_vars" / "node1.yml", "sriov_networks_device_type: bogus\n")
     rc, out = site(inv, "--tags", "host_network")
     assert rc != 0, out
@@ -74,33 +54,40 @@ def test_inventory_without_k8s_controller_still_validates(inv):
     assert "TASK [gpufabric.roce.host_network" not in out
 
 
-def test_unknown_variables_warn_once_whatever_the_limit(inv):
-    append(inv / "group_vars" / "roce_nodes.yml", "roce_vlan: 100\n")
+def test_a_valid_inventory_passes_and_warns_once_about_an_unknown_variable_whatever_the_limit(inv):
+    """The example inventory with one variable no role reads and the operator's namespace set on the controller, run three
+    ways: whole, --limit node1, and without the k8s_controller group. Each passes, renders the SR-IOV objects once (on the
+    controller when it runs; the nodes' copy of that validation is skipped), and warns once, about that variable only, so
+    the example itself has none. role_view reads the controller's variables over the role's own defaults, templated there:
+    the namespace default follows network_operator_namespace, which only the controller sets (the nodes' own value is not
+    the controller's), with or without the limit."""
+    append(inv / "group_vars" / "roce_nodes.yml", "roce_vlan: 100\nnetwork_operator_namespace: not-the-controllers\n")
+    append(inv / "group_vars" / "k8s_controller.yml", "network_operator_namespace: roce-ops\n")
     expected = ("node1, node2: roce_vlan is set but no role of gpufabric.roce reads it, so it has no effect. "
                 "Fix: did you mean roce_vlan_id? Rename it, or remove it")
-    for args in ((), ("--limit", "node1")):
-        rc, out = site(inv, "--tags", "never", *args)
-        assert rc == 0, out
-        flat = " ".join(out.split())
-        assert flat.count(expected) == 1, out
+    rendered = "2 SriovNetworkNodePolicies and 2 SriovNetworks for 2 nodes (IPAM host-local, namespace roce-ops)"
+
+    rc, out = site(inv, "--tags", "never")
+    flat = " ".join(out.split())
+    assert rc == 0, out
+    assert flat.count(expected) == 1 and flat.count("no role of gpufabric.roce reads it") == 1, out
+    assert flat.count(rendered) == 1, out
+    assert "Read the controller's settings of the SR-IOV render" in out
+    # The nodes' play skips its include of the render; the controller's play runs it.
+    runs = [part.split("TASK")[0] for part in out.split("TASK [gpufabric.roce.sriov_networks : Summarise what was rendered]")[1:]]
+    assert ["ok: [localhost]" in r for r in runs] == [True], runs
+    nodes_copy = out.split("TASK [Validate the SR-IOV policies and networks here, as the controller would")[1].split("TASK")[0]
+    assert "skipping: [node1]" in nodes_copy, nodes_copy
+
+    rc, out = site(inv, "--tags", "never", "--limit", "node1")
+    flat = " ".join(out.split())
+    assert rc == 0, out
+    assert flat.count(expected) == 1 and flat.count("no role of gpufabric.roce reads it") == 1, out
+    assert rendered in flat, out
+    assert recap(out) == {"node1": "0"}
+
     _drop_controller(inv)
     rc, out = site(inv, "--tags", "never")
-    assert rc == 0 and " ".join(out.split()).count(expected) == 1, out
-
-
-def test_example_inventory_has_no_unknown_variables(inv):
-    rc, out = site(inv, "--tags", "never")
-    assert rc == 0 and "no role of gpufabric.roce reads it" not in out, out
-
-
-def test_limit_run_renders_with_the_controllers_view_of_the_role(inv):
-    # role_view reads the controller's variables over the role's own defaults, templated there: the namespace
-    # default follows network_operator_namespace, which only the controller sets. Same render with or without it.
-    append(inv / "group_vars" / "k8s_controller.yml", "network_operator_namespace: roce-ops\n")
-    append(inv / "group_vars" / "roce_nodes.yml", "network_operator_namespace: not-the-controllers\n")
-    expected = "2 SriovNetworkNodePolicies and 2 SriovNetworks for 2 nodes (IPAM host-local, namespace roce-ops)"
-    for args in ((), ("--limit", "node1")):
-        rc, out = site(inv, "--tags", "never", *args)
-        assert rc == 0, out
-        assert expected in " ".join(out.split()), (args, out)
-    assert "Read the controller's settings of the SR-IOV render" in out
+    flat = " ".join(out.split())
+    assert rc == 0 and flat.count(expected) == 1, out
+    assert "2 SriovNetworkNodePolicies and 2 SriovNetworks for 2 nodes" in flat, out

@@ -193,6 +193,34 @@ def test_nicclusterpolicy_conditions_as_26_7_writes_them():
                 assert (standin.crds_dir / standin._crd_file(file, conditions)).is_file(), (file, conditions)
 
 
+def test_the_switch_holds_a_policys_status_back_or_reports_a_component_not_ready_as_26_7_does(tmp_path):
+    """The stand-in's switch (standins-network-operator.json): a component reported notReady or error the way
+    updatePolicyCRStatus and computePolicyConditions write it, error first in the aggregate Ready; a held policy is left."""
+    assert network_operator.read_switch(tmp_path) == {"hold": set(), "unready": {}}
+    (tmp_path / network_operator.SWITCH_FILE).write_text(json.dumps({
+        "hold": ["NicNodePolicy/held"],
+        "unready": {"NicClusterPolicy/nic-cluster-policy": {"state-nv-ipam-cni": ["error", "failed to apply nv-ipam"],
+                                                            "state-multus-cni": ["notReady", ""], "state-OFED": ["error", "not in the spec"]}}}))
+    switch = network_operator.read_switch(tmp_path)
+    assert switch["hold"] == {"NicNodePolicy/held"}
+    policy = {"metadata": {"name": "nic-cluster-policy", "generation": 2}, "spec": {"secondaryNetwork": {"multus": {}}, "nvIpam": {}}}
+    status = network_operator.policy_status(policy, conditions=True, now="2026-12-01T10:00:00Z",
+                                            unready=switch["unready"]["NicClusterPolicy/nic-cluster-policy"])
+    assert status["state"] == "notReady"
+    applied = {s["name"]: s for s in status["appliedStates"]}
+    assert applied["state-nv-ipam-cni"] == {"name": "state-nv-ipam-cni", "state": "error", "message": "failed to apply nv-ipam"}
+    assert applied["state-multus-cni"] == {"name": "state-multus-cni", "state": "notReady"}
+    assert applied["state-OFED"]["state"] == "ignore"  # a component absent from the spec stays ignored
+    assert [(c["type"], c["status"], c["reason"], c["message"]) for c in status["conditions"]] == [
+        ("MultusCNIReady", "False", "ComponentNotReady", ""), ("NVIPAMReady", "False", "ComponentError", "failed to apply nv-ipam"),
+        ("Ready", "False", "ComponentError", "One or more components are in error state")]
+    only_not_ready = network_operator.policy_status(policy, conditions=True, unready={"state-multus-cni": ["notReady", ""]})
+    assert only_not_ready["conditions"][-1]["reason"] == "ComponentsNotReady"
+    assert only_not_ready["conditions"][-1]["message"] == "One or more components are not yet ready"
+    (tmp_path / network_operator.SWITCH_FILE).write_text("{half written")
+    assert network_operator.read_switch(tmp_path) == {"hold": set(), "unready": {}}
+
+
 def k8s_crd_schema_dir():
     return os.environ.get("GPUFABRIC_CRDS_DIR") or str(REPO.parent / "shared" / "crds")
 

@@ -35,8 +35,19 @@ does not change (apimeta.SetStatusCondition). The stand-in plays the operator of
 installed: it writes conditions when that CRD has `status.conditions` (26.7's), and none otherwise (26.4.1's operator
 has no conditions, and the API server would prune them). An instance of another name gets no conditions
 (handleUnsupportedInstance sets state and reason only).
+
+The stand-in's own switch (a test's, not upstream's): while the state dir has ``standins-network-operator.json``, its
+``hold`` lists policies (``NicClusterPolicy/<name>``, ``NicNodePolicy/<name>``) whose status the stand-in leaves as it is
+(a policy created meanwhile keeps an empty status: no network-operator has reconciled it), and its ``unready`` reports a
+component of a policy as upstream reports a state that is not ready: ``{"NicNodePolicy/h100": {"state-OFED": ["notReady",
+""]}}`` or ``["error", "<the error>"]``. Upstream's status for those (updatePolicyCRStatus, computePolicyConditions): the
+applied state's ``state`` and ``message`` (the sync error, empty without one), ``status.state`` ``notReady``
+(pkg/state/manager.go SyncState), the component's condition False/ComponentNotReady or False/ComponentError with the error
+as its message, and the aggregate Ready False/ComponentError ("One or more components are in error state") before
+False/ComponentsNotReady ("One or more components are not yet ready").
 """
 
+import json
 import logging
 import time
 from pathlib import Path
@@ -101,6 +112,11 @@ NCP_CRD = _kube.path("apiextensions.k8s.io", "v1", "customresourcedefinitions") 
 NNP_CRD = _kube.path("apiextensions.k8s.io", "v1", "customresourcedefinitions") + "/nicnodepolicies.mellanox.com"
 # newNicNodePolicyStates: the three states shared with the NicClusterPolicy (newCommonNicPolicyStates).
 NNP_STATES = STATES[:3]
+# The stand-in's switch in the state dir (module docstring).
+SWITCH_FILE = "standins-network-operator.json"
+# controllers/conditions.go: the aggregate Ready's fixed messages.
+READY_ERROR = ("ComponentError", "One or more components are in error state")
+READY_NOT_READY = ("ComponentsNotReady", "One or more components are not yet ready")
 
 
 def _section(spec, keys):
@@ -124,7 +140,8 @@ def _set_condition(conditions, cond, now):
 
 
 def policy_conditions(existing, applied, generation, now=None):
-    """computePolicyConditions for the states the stand-in reports (every one ``ready`` or ``ignore``)."""
+    """computePolicyConditions for the states the stand-in reports: ``ready`` and ``ignore``, and ``notReady`` or
+    ``error`` (with its ``message``) where the switch says so."""
     now = now or _rfc3339()
     conditions = [dict(c) for c in existing or []]
     seen = set()
@@ -136,16 +153,34 @@ def policy_conditions(existing, applied, generation, now=None):
         if st["state"] == "ignore":
             conditions = [c for c in conditions if c["type"] != ctype]
             continue
-        _set_condition(conditions, {"type": ctype, "status": "True", "reason": "ComponentReady", "message": "", "observedGeneration": generation}, now)
+        if st["state"] == "ready":
+            status, reason = "True", "ComponentReady"
+        else:
+            status, reason = "False", "ComponentError" if st["state"] == "error" else "ComponentNotReady"
+        _set_condition(conditions, {"type": ctype, "status": status, "reason": reason, "message": st.get("message", ""),
+                                    "observedGeneration": generation}, now)
     # stale component conditions of states missing from this reconcile are pruned
     conditions = [c for c in conditions if c["type"] not in set(CONDITION_TYPES.values()) - seen]
-    _set_condition(conditions, {"type": "Ready", "status": "True", "reason": "AllComponentsReady", "message": "", "observedGeneration": generation}, now)
+    states = {st["state"] for st in applied}
+    ready = READY_ERROR if "error" in states else READY_NOT_READY if "notReady" in states else None
+    _set_condition(conditions, {"type": "Ready", "status": "False" if ready else "True", "reason": ready[0] if ready else "AllComponentsReady",
+                                "message": ready[1] if ready else "", "observedGeneration": generation}, now)
     return conditions
 
 
-def policy_status(policy, conditions=False, now=None, node_policy=False):
+def read_switch(state_dir):
+    """The switch file of ``state_dir`` (module docstring) as ``{"hold": set, "unready": dict}``; empty without one."""
+    try:
+        doc = json.loads((Path(state_dir) / SWITCH_FILE).read_text(encoding="utf-8")) if state_dir else {}
+    except (OSError, ValueError):
+        doc = {}
+    return {"hold": set(doc.get("hold") or ()), "unready": doc.get("unready") or {}}
+
+
+def policy_status(policy, conditions=False, now=None, node_policy=False, unready=None):
     """The status upstream writes once every component present in the spec is ready; with ``conditions`` (26.7's CRD) also
-    status.conditions, merged into the policy's current ones. ``node_policy``: a NicNodePolicy (any name, three states)."""
+    status.conditions, merged into the policy's current ones. ``node_policy``: a NicNodePolicy (any name, three states).
+    ``unready``: {state name: [notReady or error, message]} for components the switch holds back."""
     name = policy["metadata"]["name"]
     if name != SUPPORTED_NAME and not node_policy:
         status = {"state": "ignore",
@@ -153,9 +188,18 @@ def policy_status(policy, conditions=False, now=None, node_policy=False):
         current = (policy.get("status") or {}).get("conditions")
         return dict(status, conditions=current) if conditions and current else status
     spec = policy.get("spec") or {}
-    applied = [{"name": state, "state": "ready" if _section(spec, keys) is not None else "ignore"}
-               for state, keys in (NNP_STATES if node_policy else STATES)]
-    status = {"state": "ready", "appliedStates": applied}
+    applied = []
+    for state, keys in NNP_STATES if node_policy else STATES:
+        entry = {"name": state, "state": "ready" if _section(spec, keys) is not None else "ignore"}
+        held = (unready or {}).get(state)
+        if held and entry["state"] == "ready":
+            entry["state"] = held[0]
+            if len(held) > 1 and held[1]:
+                entry["message"] = held[1]
+        applied.append(entry)
+    states = {st["state"] for st in applied}
+    # pkg/state/manager.go SyncState: notReady while any state is notReady or error
+    status = {"state": "notReady" if states & {"notReady", "error"} else "ready", "appliedStates": applied}
     if conditions:
         status["conditions"] = policy_conditions((policy.get("status") or {}).get("conditions"), applied,
                                                  policy["metadata"].get("generation"), now)
@@ -176,10 +220,11 @@ class NetworkOperatorStandin:
 
     name = "network-operator"
 
-    def __init__(self, kube, nodes, crds_dir):
+    def __init__(self, kube, nodes, crds_dir, state_dir=None):
         self.kube = kube
         self.nodes = nodes
         self.crds_dir = Path(crds_dir)
+        self.state_dir = state_dir
 
     def _install_crd(self, name, file, state):
         crd_path = _kube.path("apiextensions.k8s.io", "v1", "customresourcedefinitions")
@@ -219,10 +264,14 @@ class NetworkOperatorStandin:
     def tick(self, _t):
         policies = self.kube.items(NCP)
         note = {"policies": {}}
+        switch = read_switch(self.state_dir)
         conditions = crd_has_conditions(self.kube.get_or_none(NCP_CRD)) if policies else False
         for policy in policies:
             name = policy["metadata"]["name"]
-            status = policy_status(policy, conditions)
+            if "NicClusterPolicy/" + name in switch["hold"]:
+                note["policies"][name] = "held"
+                continue
+            status = policy_status(policy, conditions, unready=switch["unready"].get("NicClusterPolicy/" + name))
             for section, state, crds in STATE_CRDS if name == SUPPORTED_NAME else ():
                 if _section(policy.get("spec") or {}, section) is not None:
                     for crd_name, crd_file in crds:
@@ -240,7 +289,10 @@ class NetworkOperatorStandin:
         nnp_conditions = crd_has_conditions(self.kube.get_or_none(NNP_CRD)) if node_policies else False
         for policy in node_policies:
             name = policy["metadata"]["name"]
-            status = policy_status(policy, nnp_conditions, node_policy=True)
+            if "NicNodePolicy/" + name in switch["hold"]:
+                note["policies"]["NicNodePolicy/" + name] = "held"
+                continue
+            status = policy_status(policy, nnp_conditions, node_policy=True, unready=switch["unready"].get("NicNodePolicy/" + name))
             if (policy.get("status") or {}) != status:
                 body = dict({"reason": None, "appliedStates": None, "conditions": None}, **status)
                 self.kube.patch(_kube.path("mellanox.com", "v1alpha1", "nicnodepolicies", name=name, sub="status"), {"status": body})

@@ -77,7 +77,7 @@ def build(args, kube, nodes):
     made = {
         "kubelet": lambda: kubelet.KubeletStandin(kube, nodes, upgrade_crd_hook.UpgradeCrdHook(kube, args.charts_dir)),
         "nfd": lambda: nfd.NfdStandin(kube, nodes),
-        "network-operator": lambda: network_operator.NetworkOperatorStandin(kube, nodes, args.crds_dir),
+        "network-operator": lambda: network_operator.NetworkOperatorStandin(kube, nodes, args.crds_dir, state_dir=args.state_dir),
         "sriov": lambda: sriov_operator.SriovStandin(
             kube, nodes, args.namespace, args.resource_prefix, sync_delay=args.sync_delay, apply_delay=args.apply_delay, state_dir=args.state_dir),
         "sriov-networks": lambda: sriov_cni.SriovNetworkStandin(kube, args.namespace, args.resource_prefix),
