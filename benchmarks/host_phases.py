@@ -484,6 +484,7 @@ def main():
     ap.add_argument("--keep", help="work directory to keep (default: a temporary one, removed)")
     ap.add_argument("--compare", help="a commit to run side by side with the work tree, each configuration one after the other "
                     "(a git worktree of it in the work directory)")
+    ap.add_argument("--compare-rails", help="comma-separated rail counts at which --compare runs (default: every one)")
     ap.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if not args.inside:
@@ -491,6 +492,7 @@ def main():
     node_counts = sorted(int(n) for n in args.nodes.split(","))
     multirail_counts = sorted(int(n) for n in (args.nodes_multirail or args.nodes).split(","))
     rail_counts = sorted(int(n) for n in args.rails.split(","))
+    compare_rails = {int(n) for n in args.compare_rails.split(",")} if args.compare_rails else set(rail_counts)
     fork_counts = sorted(int(n) for n in args.forks.split(","))
 
     started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -519,6 +521,8 @@ def main():
                     # Forks side by side on the same inventory, so a load change hits both columns alike.
                     for forks in fork_counts:
                         for code in codes:
+                            if code is not None and rails not in compare_rails:
+                                continue
                             r = run_phases(work, inv, nodes=nodes, rails=rails, forks=forks, path_bin=path_bin, timeout=args.timeout,
                                            code=code)
                             rows.append(r)
