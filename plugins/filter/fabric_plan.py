@@ -8,6 +8,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type  # noqa: UP001
 
 import json
+from contextlib import contextmanager
 
 from ansible.errors import AnsibleFilterError
 
@@ -25,6 +26,19 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.nv_ipam import
 from ansible_collections.gpufabric.roce.plugins.module_utils._verify.rdma_report import ReportError, fabric_nodes
 from ansible_collections.gpufabric.roce.plugins.plugin_utils import _plan_builder
 from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_defaults import with_role_defaults
+
+
+@contextmanager
+def _plan_errors(filter_name, named=False):
+    """A plan given as text that is not JSON, in one message; the collection's own errors as they are (``named``: after
+    the filter's name)."""
+    try:
+        yield
+    except json.JSONDecodeError as exc:
+        raise AnsibleFilterError('%s: the plan given as text is not JSON (%s); give the plan itself or the text '
+                                 'fabric_plan_json wrote' % (filter_name, exc)) from exc
+    except (GpufabricError, ReportError, ValueError) as exc:
+        raise AnsibleFilterError('%s: %s' % (filter_name, exc) if named else str(exc)) from exc
 
 
 def fabric_plan(hostvars, nodes=None, complete=None, awx_job_id=None):
@@ -63,25 +77,15 @@ def fabric_plan_read(data, run_hosts, source=None, hostvars=None):
 
 
 def fabric_plan_node(data, host, routes_apart=False, route_ranges=False, nics=False):
-    try:
+    with _plan_errors('fabric_plan_node'):
         if nics:
             return {'nics': fp.node_nics(data, '%s' % host)}
         return fp.node_slice(data, host, routes_apart=bool(routes_apart), route_ranges=bool(route_ranges))
-    except json.JSONDecodeError as exc:
-        raise AnsibleFilterError('fabric_plan_node: the plan given as text is not JSON (%s); give the plan itself or the '
-                                 'text fabric_plan_json wrote' % exc) from exc
-    except GpufabricError as exc:
-        raise AnsibleFilterError(str(exc)) from exc
 
 
 def fabric_plan_slice(data, phase):
-    try:
+    with _plan_errors('fabric_plan_slice', named=True):
         return fp.phase_slice(data, '%s' % phase, member_keys=MEMBER_FIELDS)
-    except json.JSONDecodeError as exc:
-        raise AnsibleFilterError('fabric_plan_slice: the plan given as text is not JSON (%s); give the plan itself or the '
-                                 'text fabric_plan_json wrote' % exc) from exc
-    except ValueError as exc:
-        raise AnsibleFilterError('fabric_plan_slice: %s' % exc) from exc
 
 
 def _attachments(node, name_prefix, resource_prefix, ipam, nv_ipam_pool):
@@ -128,7 +132,7 @@ def _source(filter_name, data, hosts, hostvars, nodes):
 
 def fabric_plan_verify(data, hosts, name_prefix=None, resource_prefix=None, ipam=None, nv_ipam_pool=None,  # noqa: PLR0913,PLR0917 - filter
                        hostvars=None, nodes=None, operator_resource_prefix=None):
-    try:
+    with _plan_errors('_fabric_plan_verify'):
         hosts = [str(h) for h in hosts or []]
         data = _source('_fabric_plan_verify', data, hosts, hostvars, nodes)
         naming = with_role_defaults('sriov_networks', _NAMING_KEYS, dict(zip(_NAMING_KEYS, plain([name_prefix, resource_prefix, ipam, nv_ipam_pool]))),
@@ -138,11 +142,6 @@ def fabric_plan_verify(data, hosts, name_prefix=None, resource_prefix=None, ipam
             tos = node['tos'] if node['tos'] else _inputs_tos(host, node)
             out.append(dict(_attachments(node, *(naming[k] for k in _NAMING_KEYS)), host=host, node_name=node['node_name'], tos=tos))
         return out
-    except json.JSONDecodeError as exc:
-        raise AnsibleFilterError('_fabric_plan_verify: the plan given as text is not JSON (%s); give the plan itself or the '
-                                 'text fabric_plan_json wrote' % exc) from exc
-    except (GpufabricError, ValueError) as exc:
-        raise AnsibleFilterError(str(exc)) from exc
 
 
 def fabric_plan_ring(data, hosts, address_var='roce_pod_gateway', hostvars=None, nodes=None):
@@ -150,7 +149,7 @@ def fabric_plan_ring(data, hosts, address_var='roce_pod_gateway', hostvars=None,
     given what the plan builder reads of the inventory (the plan when the nodes have a pod network, else their inputs),
     which the ToS are read from too. Each node is reached at its plan's gateway (per rail with rails); a one-rail node at
     the variable ``address_var`` names when that is not roce_pod_gateway, and a node without a pod network always."""
-    try:
+    with _plan_errors('_fabric_plan_ring'):
         hosts = [str(h) for h in hosts or []]
         given = plain(data) if not isinstance(data, str) else data
         data = _source('_fabric_plan_ring', given, hosts, hostvars, nodes)
@@ -162,11 +161,6 @@ def fabric_plan_ring(data, hosts, address_var='roce_pod_gateway', hostvars=None,
                 raise AnsibleFilterError('_fabric_plan_ring: the addresses are in %s, and no hostvars to read them from' % address_var)
             ring = {'addresses': _plan_builder.addresses(hostvars, hosts, address_var), 'rails': None}
         return dict(ring, source=text)
-    except json.JSONDecodeError as exc:
-        raise AnsibleFilterError('_fabric_plan_ring: the plan given as text is not JSON (%s); give the plan itself or the '
-                                 'text fabric_plan_json wrote' % exc) from exc
-    except (GpufabricError, ReportError, ValueError) as exc:
-        raise AnsibleFilterError(str(exc)) from None
 
 
 def fabric_plan_json(data):

@@ -74,7 +74,7 @@ def plan(nodes, addresses, base_port=18515, rails=None, full_duplex=False):
     can run several servers on one machine (all-in-one labs) without clashing.
 
     ``rails`` (nodes with several RoCE NICs): ``{node: [{'name', 'address', 'netdev'}]}``, or the rails as
-    gpufabric.roce._node_rails gives them (``gateway`` is the address, ``<pf>.<vlan>`` the netdev). Then every rail
+    the fabric plan gives them (``gateway`` is the address, ``<pf>.<vlan>`` the netdev). Then every rail
     is a ring of its own, rail *i* to rail *i*, never across rails: the rails' rounds follow each other,
     and every pair and duty carries its ``rail`` and the ``netdev`` the node tests it on.
 
@@ -88,7 +88,7 @@ def plan(nodes, addresses, base_port=18515, rails=None, full_duplex=False):
 def fabric_nodes(fabric, hosts):
     """What ``plan`` needs of ``hosts``, read from the fabric plan (``_fabric.plan``: the plan, its JSON text, or its bare
     table) instead of every node's variables: ``{'addresses': {node: gateway}, 'rails': {node: [rail]} or None}``, each
-    rail ``{name, gateway, pf, vlan}`` as ``gpufabric.roce._node_rails`` gives it. The plan holds what the validation made
+    rail ``{name, gateway, pf, vlan}`` as the plan's table holds it. The plan holds what the validation made
     of each node's variables, so the ring is the one those variables give, and a run reading a plan (an AWX slice) needs
     no other node's variables."""
     data = json.loads(fabric) if isinstance(fabric, str) else fabric

@@ -1,13 +1,12 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufabric.roce maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""node_rails and the verification's slice of the plan (_fabric_plan_verify), and test pods that request one VF of every rail."""
+"""The verification's slice of the plan (_fabric_plan_verify), and test pods that request one VF of every rail."""
 
 import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufabric.roce.plugins.filter.fabric_plan import FilterModule as PlanFilters
-from ansible_collections.gpufabric.roce.plugins.filter.rails import FilterModule
 from ansible_collections.gpufabric.roce.plugins.module_utils._k8s.sriov import SRIOV_DEFAULT_KEYS
 from planned_render import render_sriov
 from ansible_collections.gpufabric.roce.plugins.module_utils._verify.rdma_pods import pod_manifests, pod_placement
@@ -19,7 +18,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._verify.rdma_report
 )
 from ansible_collections.gpufabric.roce.plugins.plugin_utils._role_defaults import with_role_defaults
 
-F = dict(FilterModule().filters(), **PlanFilters().filters())
+F = PlanFilters().filters()
 PLAN = [{"name": "rail%d" % i, "pf": "enp%ds0np0" % (10 + i), "vlan": 101 + i, "subnet_pool": "10.%d.0.0/16" % (101 + i)} for i in range(3)]
 
 
@@ -50,8 +49,6 @@ def test_each_rails_tos_is_the_plans_and_a_host_outside_it_is_refused():
     nodes = _attachments(hv, hosts)
     assert nodes["gpu-a"]["tos"] == {"rail0": 106, "rail1": 106, "rail2": 106}
     assert nodes["gpu-b"]["tos"] == {"rail0": 106, "rail1": 98, "rail2": 106}
-    # The same as the QoS model gives each rail (one derivation: the plan's).
-    assert [F["_rail_tos"](hv["gpu-b"], r["name"]) for r in PLAN] == [106, 98, 106]
     text = F["fabric_plan_json"](F["fabric_plan"](hv, hosts))
     with pytest.raises(AnsibleFilterError, match=r"^gpu-z: host=\"gpu-z\": is not in the fabric plan .*Fix: add the host to group roce_nodes"):
         F["_fabric_plan_verify"](text, ["gpu-a", "gpu-z"])
@@ -68,9 +65,9 @@ def test_without_a_plan_the_role_plans_from_the_inventory_and_without_a_pod_netw
         F["_fabric_plan_verify"]("", ["gpu-b"])
 
 
-def test_node_rails_refuses_with_field_and_fix():
-    with pytest.raises(AnsibleFilterError, match=r"roce_rails\[rail0\]\.subnet.*Fix: set subnet_pool"):
-        F["_node_rails"]({"roce_rails": [{"name": "rail0", "pf": "p"}]})
+def test_a_rail_without_a_subnet_is_refused_with_host_field_and_fix():
+    with pytest.raises(AnsibleFilterError, match=r"^n: roce_rails\[rail0\]\.subnet=null: .*Fix: set subnet_pool"):
+        F["fabric_plan"]({"n": {"roce_rails": [{"name": "rail0", "pf": "p"}]}}, ["n"])
 
 
 def test_a_multirail_pod_requests_one_vf_of_every_rail_and_attaches_every_rail():

@@ -129,7 +129,7 @@ def test_a_rail_has_one_link_type_on_every_node_and_the_odd_node_is_named():
                    "node: set it once in roce_rails (group_vars/roce_nodes) and remove this node's own roce_rails from its host_vars")
 
 
-def test_node_rails_filter_view_marks_ib_rails_only():
+def test_node_rails_marks_ib_rails_only():
     rails, probs = node_rails({"roce_rails": PLAN}, 1, {"roce_num_vfs": 8, "roce_mtu": 9000, "roce_vlan_id": 100})
     assert probs == []
     assert [r.get("link_type") for r in rails] == [None, "ib", None, "ib"]

@@ -8,15 +8,16 @@ a fleet of 8 rails, read from the plan's JSON text as site.yml passes it."""
 import pytest
 from test_k8s_nv_ipam import fleet, inventory
 
-from ansible_collections.gpufabric.roce.plugins.filter.rails import node_rails
 from ansible_collections.gpufabric.roce.plugins.module_utils._fabric import plan as _fabric_plan
 from ansible_collections.gpufabric.roce.plugins.module_utils._verify import rdma_report as rr
 from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.pod_network import fabric_table
+from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.rails import ROCE_DEFAULTS, node_rails
 
 
 def _from_variables(hosts, hv):
-    """What tasks/host_plan.yml computes from hostvars when it has no plan."""
-    rails = {h: node_rails(hv[h], i) for i, h in enumerate(hosts) if node_rails(hv[h], i)}
+    """The ring of each node's rails derived from its own variables, beside the plan's."""
+    rails = {h: node_rails(hv[h], i, ROCE_DEFAULTS)[0] for i, h in enumerate(hosts)}
+    rails = {h: r for h, r in rails.items() if r}
     return rr.plan(hosts, {} if rails else {h: hv[h]['roce_pod_gateway'] for h in hosts}, 18515, rails or None)
 
 
