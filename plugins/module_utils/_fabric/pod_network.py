@@ -27,6 +27,7 @@ from ansible_collections.gpufabric.roce.plugins.module_utils._common.core import
 )
 from ansible_collections.gpufabric.roce.plugins.module_utils._common.qos import QosCache
 from ansible_collections.gpufabric.roce.plugins.module_utils._fabric.rails import (
+    ETH_ONLY_REASONS,
     IPOIB_MTU_MAX,
     ROCE_DEFAULTS,
     check_vfs,
@@ -474,22 +475,18 @@ def one_rail_link_type(rows, host):
     return 'ib' if isinstance(value, str) and value.lower() == 'ib' else 'eth'
 
 
-# What a one-rail InfiniBand node may not have: the Ethernet settings of its pod network, with why.
-_IB_NODE_REFUSED = (
-    ('roce_vlan_id', 'an InfiniBand node has no VLAN (its partition is the subnet manager\'s, by the VFs\' GUIDs)'),
-    ('roce_pod_gateway', 'an InfiniBand node has no gateway: the pods of every node are on one IPoIB link and reach each other directly'),
-    ('roce_qos', 'DCB (trust, PFC, ECN) is Ethernet\'s; InfiniBand is lossless by its credit-based flow control'),
-    ('roce_vfs', 'per-VF settings are applied in host VF mode, which an InfiniBand node does not use'),
-)
+# What a one-rail InfiniBand node may not have: the Ethernet settings of its pod network, as the rails' keys.
+_IB_NODE_REFUSED = (('roce_vlan_id', 'vlan'), ('roce_pod_gateway', 'gateway'), ('roce_qos', 'qos'), ('roce_vfs', 'vfs'))
 
 
 def _ib_node_problems(rows, host, f):
     """A one-rail node with sriov_networks_link_type: ib: no VLAN, gateway, QoS or host VF mode, an IPoIB MTU."""
     out = []
     why = 'is set on an InfiniBand node (sriov_networks_link_type: ib): '
-    for var, reason in _IB_NODE_REFUSED:
-        if _get(rows, host, var) not in (None, [], ''):
-            out.append(GpufabricError(host, var, _get(rows, host, var), why + reason,
+    for var, key in _IB_NODE_REFUSED:
+        value = _get(rows, host, var)
+        if value not in (None, [], ''):
+            out.append(GpufabricError(host, var, value, why + ETH_ONLY_REASONS[key].format(what='node'),
                                       'remove %s from this node\'s variables, or set sriov_networks_link_type to eth (RoCE)' % var))
     if _get(rows, host, 'roce_vf_mode') == 'host':
         out.append(GpufabricError(host, 'roce_vf_mode', 'host', why + IB_HOST_VF_MODE, IB_HOST_VF_MODE_FIX))

@@ -55,13 +55,14 @@ LINK_TYPES = ('eth', 'ib')
 # The largest IPoIB MTU of an InfiniBand rail, and its default: datagram mode on a 4K IB MTU (4096 less the 4-byte IPoIB
 # header). SR-IOV VFs run mlx5's enhanced IPoIB, which has no connected mode (65520), so nothing larger works in a pod.
 IPOIB_MTU_MAX = 4092
-# What a key means on an Ethernet rail only: refused on an InfiniBand rail, with why.
-_ETH_ONLY = {
-    'vlan': 'an InfiniBand rail has no VLAN (its partition is the subnet manager\'s, by the VFs\' GUIDs)',
-    'gateway': 'an InfiniBand rail has no gateway: the pods of every node are on one IPoIB link and reach each other directly',
+# What a key means on an Ethernet rail only: refused on an InfiniBand rail (or a one-rail InfiniBand node: ``what``),
+# with why.
+ETH_ONLY_REASONS = {
+    'vlan': 'an InfiniBand {what} has no VLAN (its partition is the subnet manager\'s, by the VFs\' GUIDs)',
+    'gateway': 'an InfiniBand {what} has no gateway: the pods of every node are on one IPoIB link and reach each other directly',
     'qos': 'DCB (trust, PFC, ECN) is Ethernet\'s; InfiniBand is lossless by its credit-based flow control, and its service '
            'levels are the subnet manager\'s',
-    'vfs': 'per-VF settings are applied in host VF mode, which an InfiniBand rail does not use (the operator gives its VFs their GUIDs)',
+    'vfs': 'per-VF settings are applied in host VF mode, which an InfiniBand {what} does not use (the operator gives its VFs their GUIDs)',
 }
 # pkey is a known key so that it is refused with the reason, not as a typo.
 PKEY_PROBLEM = ('cannot be rendered: a SriovIBNetwork has no pkey field (sriov-network-operator v1.6.0, network-operator '
@@ -243,10 +244,10 @@ def is_ib(rail):
 def _ib_problems(rail, override, field):
     """What an InfiniBand rail (after the node's overrides) has that only an Ethernet rail can use."""
     problems = []
-    for key, why in _ETH_ONLY.items():
+    for key, why in ETH_ONLY_REASONS.items():
         for where, values in (('roce_rails', rail), ('roce_rail_overrides.%s' % rail['name'], override)):
             if values.get(key) is not None and not (key == 'vfs' and values[key] == []):  # qos: {} is QoS with its defaults
-                problems.append((field + '.' + key, values[key], 'is set on an InfiniBand rail (link_type: ib): %s' % why,
+                problems.append((field + '.' + key, values[key], 'is set on an InfiniBand rail (link_type: ib): %s' % why.format(what='rail'),
                                  'remove %s from rail %s in %s' % (key, rail['name'], where)))
     return problems
 
