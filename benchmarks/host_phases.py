@@ -258,11 +258,14 @@ def stub_bin(work):
     return path
 
 
-def inventory(work, nodes, rails):
-    path = os.path.join(work, "inv-%d-r%d" % (nodes, rails))
+def inventory(work, nodes, rails, code=None):
+    """The generated inventory, seeded from the checkout that runs it (``code``: another commit's), so that each commit
+    gets the example group_vars it shipped with (a default it does not know would stop its validation)."""
+    name, site = (code[0], code[1]) if code else ("work-tree", SITE)
+    path = os.path.join(work, "inv-%d-r%d-%s" % (nodes, rails, name))
     if os.path.isdir(path):
         return path
-    generate_inventory(path, nodes, 0 if rails == 1 else rails)
+    generate_inventory(path, nodes, 0 if rails == 1 else rails, seed=os.path.dirname(os.path.dirname(site)))
     group = os.path.join(path, "group_vars", "roce_nodes.yml")
     with open(group) as fh:
         text = fh.read()
@@ -517,12 +520,12 @@ def main():
             subprocess.run(["mount", "--bind", sys_tree, "/sys"], check=True)
             try:
                 for nodes in node_counts if rails == 1 else multirail_counts:
-                    inv = inventory(work, nodes, rails)
                     # Forks side by side on the same inventory, so a load change hits both columns alike.
                     for forks in fork_counts:
                         for code in codes:
                             if code is not None and rails not in compare_rails:
                                 continue
+                            inv = inventory(work, nodes, rails, code)
                             r = run_phases(work, inv, nodes=nodes, rails=rails, forks=forks, path_bin=path_bin, timeout=args.timeout,
                                            code=code)
                             rows.append(r)

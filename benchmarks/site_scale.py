@@ -50,13 +50,14 @@ GOAL_RATIO = 12.0
 PROFILE_LINE = re.compile(r"^(?P<task>.+?) -+ (?P<secs>[0-9.]+)s$")
 
 
-def generate_inventory(path, nodes, rails=0):
+def generate_inventory(path, nodes, rails=0, seed=REPO):
     """inventories/example's group_vars, N nodes with host_vars files, one /30 pod subnet each; with
-    ``rails``, the first ``rails`` rails of inventories/example-multirail's plan and a roce_node_index each."""
-    shutil.copytree(os.path.join(REPO, "inventories", "example", "group_vars"), os.path.join(path, "group_vars"))
+    ``rails``, the first ``rails`` rails of inventories/example-multirail's plan and a roce_node_index each.
+    ``seed``: the checkout whose inventories/ seed it (another commit's, for a run of that commit)."""
+    shutil.copytree(os.path.join(seed, "inventories", "example", "group_vars"), os.path.join(path, "group_vars"))
     os.makedirs(os.path.join(path, "host_vars"))
     if rails:
-        with open(os.path.join(REPO, "inventories", "example-multirail", "group_vars", "roce_nodes.yml")) as fh:
+        with open(os.path.join(seed, "inventories", "example-multirail", "group_vars", "roce_nodes.yml")) as fh:
             plan = [line for line in fh if line.startswith("  - {name: rail")]
         with open(os.path.join(path, "group_vars", "roce_nodes.yml"), "a") as fh:
             # /26 per node and rail: a /16 pool then holds 1,024 nodes (the example's /24 holds 256); beyond
