@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 import yaml
-from k8s_helpers import HARDWARE, REPO, chart_path, chart_version  # puts lab/k8s on sys.path
+from k8s_helpers import HARDWARE, REPO, shared_chart  # puts lab/k8s on sys.path
 
 sys.path.insert(0, str(REPO / "tests" / "unit" / "plugins" / "module_utils"))
 import k8s_crd_schema  # noqa: E402
@@ -21,11 +21,11 @@ import k8s_crd_schema  # noqa: E402
 CLUSTER_HARDWARE = HARDWARE
 
 
-def _render(out, *extra):
+def _render(out, *extra, inventory="example"):
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO, ".build", "collections"), ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"))
     playbook = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
     proc = subprocess.run(  # noqa: S603
-        [playbook, "-i", os.path.join(REPO, "inventories", "example"), "gpufabric.roce.render", "-e", "roce_render_dir=%s" % out, *extra],
+        [playbook, "-i", os.path.join(REPO, "inventories", inventory), "gpufabric.roce.render", "-e", "roce_render_dir=%s" % out, *extra],
         capture_output=True, text=True, env=env, timeout=600, check=False,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -118,11 +118,15 @@ def test_the_rendered_tree_builds_and_the_server_takes_it(module_cluster, tmp_pa
     assert proc.stdout.count("(server dry run)") == len(argo), proc.stdout
 
 
-def test_a_local_chart_is_rendered_into_the_tree_without_the_nvidia_repository(module_cluster, tmp_path):
-    chart = chart_path()
+def test_eight_rails_on_the_26_7_chart_render_objects_valid_against_its_crds_that_the_server_takes(module_cluster, tmp_path):
+    """inventories/example-multirail with the 26.7 line's chart (26.7.0-rc.2, as a local chart rendered into the tree) and
+    no image overrides: the components take the release table's tags, every object is valid against the 26.7 CRDs, and
+    the real API server takes every root with a server-side dry run."""
+    version = "26.7.0-rc.2"
+    chart = shared_chart(version)
     out = tmp_path / "render-out"
-    _render(out, "-e", "network_operator_chart_path=%s" % chart, "-e", "network_operator_chart_version=%s" % chart_version(), "-e",
-            '{"network_operator_gitops": {"argocd_repo_url": "https://git.example.com/gitops.git"}}')
+    _render(out, "-e", "network_operator_chart_path=%s" % chart, "-e", "network_operator_chart_version=%s" % version, "-e",
+            '{"network_operator_gitops": {"argocd_repo_url": "https://git.example.com/gitops.git"}}', inventory="example-multirail")
     helm = yaml.safe_load((out / "network-operator" / "helm-chart.yaml").read_text())
     assert helm["helm_command"].startswith("helm upgrade --install network-operator %s " % chart)
     assert "helm.ngc.nvidia.com" not in helm["helm_command"]
@@ -131,10 +135,27 @@ def test_a_local_chart_is_rendered_into_the_tree_without_the_nvidia_repository(m
     hr = next(d for d in release if d["kind"] == "HelmRelease")
     assert hr["spec"]["chart"]["spec"]["chart"] == "./render-out/charts/network-operator"
     assert not [d for d in release if d["kind"] == "HelmRepository"]
-    app = next(d for d in _build(module_cluster, out / "argocd") if d["kind"] == "Application")
+    argo = _build(module_cluster, out / "argocd")
+    app = next(d for d in argo if d["kind"] == "Application")
     assert app["spec"]["source"]["path"] == "./render-out/charts/network-operator"
+
+    # No image given: every NicClusterPolicy component is the release's own, from its registry.
+    (ncp,) = _build(module_cluster, out / "network-operator")
+    images = {k: v for k, v in ncp["spec"].items() if isinstance(v, dict) and "version" in v}
+    images.update({k: v for k, v in ncp["spec"].get("secondaryNetwork", {}).items() if isinstance(v, dict) and "version" in v})
+    assert images and {(v["repository"], v["version"]) for v in images.values()} == {("nvcr.io/nvstaging/mellanox", "network-operator-v%s" % version)}
+    # Eight rails on two nodes: a policy and a network per node and rail.
+    objects = _build(module_cluster, out / "sriov-networks")
+    kinds = [d["kind"] for d in objects]
+    assert kinds.count("SriovNetworkNodePolicy") == 16 and kinds.count("SriovNetwork") == 16
+
+    # Every custom resource and GitOps object against the 26.7 CRDs' schemas, then the server.
+    crds = k8s_crd_schema.load_crds(line=k8s_crd_schema.crd_line(version))
+    custom = [d for d in [ncp, *objects, *release, *argo] if d["kind"] not in ("Namespace", "ConfigMap")]
+    assert [p for d in custom for p in k8s_crd_schema.validate_object(d, crds)] == []
     _prepare(module_cluster)
     module_cluster.run("kubectl", "apply", "-f", str(out / "argocd" / "namespace.yaml"))
-    for root in ("flux/release", "argocd"):
+    for root in ("flux", "flux/release", "argocd"):
         proc = module_cluster.run("kubectl", "apply", "--dry-run=server", "--validate=strict", "-k", str(out / root), check=False)
         assert proc.returncode == 0, "%s: %s%s" % (root, proc.stdout, proc.stderr)
+    assert proc.stdout.count("(server dry run)") == len(argo), proc.stdout
