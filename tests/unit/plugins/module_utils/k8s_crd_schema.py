@@ -129,14 +129,28 @@ def _roots(path, line):
     return [os.path.join(path, d) for d in CRD_LINES[line]]
 
 
+# libyaml's loader where PyYAML has it: the CRDs are large, and the pure-Python loader was most of the schema tests' time.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# Each directory and line read once per process: the schemas are only read, and every test of a run sees the same files.
+_LOADED = {}
+
+
 def load_crds(path=None, line=DEFAULT_LINE):
     """Return {(apiVersion, kind): {"schema", "scope", "file"}} for every served CRD version of network-operator ``line``
-    (a key of CRD_LINES) under path, or under path itself when it holds one operator's CRDs."""
+    (a key of CRD_LINES) under path, or under path itself when it holds one operator's CRDs. The entries are shared
+    between calls: read them, never change them."""
     path = path or crds_dir()
     if not os.path.isdir(path):
         raise CrdError(missing_dir_message(path))
     if line not in CRD_LINES:
         raise CrdError("unknown network-operator line %r (known: %s)" % (line, ", ".join(sorted(CRD_LINES))))
+    key = (os.path.realpath(path), line)
+    if key not in _LOADED:
+        _LOADED[key] = _read_crds(path, line)
+    return dict(_LOADED[key])
+
+
+def _read_crds(path, line):
     found = {}
     for root, dirs, files in (w for r in _roots(path, line) for w in os.walk(r)):
         dirs.sort()
@@ -145,7 +159,7 @@ def load_crds(path=None, line=DEFAULT_LINE):
                 continue
             full = os.path.join(root, name)
             with open(full) as fh:
-                for doc in yaml.safe_load_all(fh):
+                for doc in yaml.load_all(fh, Loader=_LOADER):  # noqa: S506 - a safe loader
                     if not isinstance(doc, dict) or doc.get("kind") != "CustomResourceDefinition":
                         continue
                     spec = doc["spec"]
