@@ -114,3 +114,13 @@ def test_host_mode_plan_refuses_nodes_with_different_rails():
     rails = {"a": [{"name": "rail0", "address": "10.0.0.1"}], "b": [{"name": "rail1", "address": "10.0.0.2"}]}
     with pytest.raises(ReportError, match="same rails"):
         plan(["a", "b"], {}, rails=rails)
+
+
+@pytest.mark.parametrize("name,said,args", [("fabric_plan_node", "fabric_plan_node", ("gpu-a",)),
+                                            ("_fabric_plan_slice", "fabric_plan_slice", ("host",)),
+                                            ("_fabric_plan_verify", "_fabric_plan_verify", (["gpu-a"],)),
+                                            ("_fabric_plan_ring", "_fabric_plan_ring", (["gpu-a"],))])
+def test_a_plan_given_as_text_that_is_not_json_is_named_by_the_filter_that_read_it(name, said, args):
+    with pytest.raises(AnsibleFilterError, match=r"^%s: the plan given as text is not JSON \(Expecting value: .*\); give the plan itself or "
+                       r"the text fabric_plan_json wrote" % said):
+        F[name]('{"fabric": ', *args)
