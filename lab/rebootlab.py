@@ -1,18 +1,21 @@
 #!/usr/bin/env python
 # Copyright: (c) 2026, gpufabric.roce maintainers
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Reboot lab for gpufabric.roce: the two lab nodes with systemd as init.
+"""Reboot lab for gpufabric.roce: the two lab nodes with systemd as init, on two Debian releases.
 
 lab/labctl.py's VMs run node-init.sh as their only program on the host's root filesystem,
 so the systemd units that sriov_vf and vlan_gateway write with persist: true never boot
-there. This lab boots the same Debian kernel (the host's /boot vmlinuz and initrd) on a small
-Debian bookworm root filesystem made with mmdebstrap, init=/lib/systemd/systemd, wired like
-labctl's nodes (restricted slirp with SSH forwarded, fab0 and podvf0 on lab/hub.py). The lab
-"hardware" (NIC names, netdevsim PF, rxe0, the pod netns) comes back at every boot from
-lab-hardware.service (lab/guest/systemd), ordered before the collection's units.
+there. This lab boots small Debian root filesystems made with mmdebstrap, init=/lib/systemd/systemd:
+node2 Debian 12 (bookworm) with the lab's Debian kernel (the host's /boot vmlinuz and initrd, 6.1), node1
+Debian 13 (trixie) with its own kernel (its linux-image-amd64, 6.12) and Python 3.13, so one rollout runs the
+host modules on two kernels and two Pythons. Both are wired like labctl's nodes (restricted slirp with SSH
+forwarded, fab0 and podvf0 on lab/hub.py). The lab "hardware" (NIC names, netdevsim PF, rxe0, the pod netns)
+comes back at every boot from lab-hardware.service (lab/guest/systemd), ordered before the collection's units.
+Neither Debian kernel ships netdevsim: it is built out of tree as lab/labctl.py builds it, for trixie's kernel
+inside trixie's root filesystem while mmdebstrap makes it, with that kernel's headers, which are removed after.
 
-    build   mmdebstrap the root filesystem and make the base image (cached in lab/build/rebootlab)
-    up      build if needed, a qcow2 overlay per node over the base image, boot both, wait for SSH
+    build   mmdebstrap the root filesystems and make a base image per release (cached in lab/build/rebootlab)
+    up      build if needed, a qcow2 overlay per node over its base image, boot both, wait for SSH
     down    stop everything, remove the state dir (lab/state-reboot); consoles kept in lab/build/rebootlab/last-run
     status | ssh <node>
 
@@ -21,8 +24,11 @@ beside the regular lab. A guest reboot is a QEMU reset: the same process boots a
 """
 
 import argparse
+import glob
+import inspect
 import json
 import os
+import shlex
 import shutil
 import socket
 import subprocess
@@ -38,7 +44,10 @@ STATE_DIR = os.environ.get("REBOOTLAB_STATE_DIR", os.path.join(LAB_DIR, "state-r
 CACHE_DIR = os.path.join(labctl.BUILD_DIR, "rebootlab")
 PORT_BASE = int(os.environ.get("REBOOTLAB_PORT_BASE", "22400"))
 BOOT_TIMEOUT = int(os.environ.get("REBOOTLAB_BOOT_TIMEOUT", "600"))
-SUITE = "bookworm"
+# The Debian release each node boots. HOST_SUITE's nodes boot the lab's kernel (labctl.kernel_release()); the
+# others boot the kernel of their own root filesystem (linux-image-amd64 in SUITE_PACKAGES).
+NODE_SUITES = {1: "trixie", 2: "bookworm"}
+HOST_SUITE = "bookworm"
 GUEST_FILES = os.path.join(LAB_DIR, "guest", "systemd")
 # The module runs' bytecode cache, as in labctl's guests (guest/pysite/sitecustomize.py says why).
 PYSITE = os.path.join(LAB_DIR, "guest", "pysite", "sitecustomize.py")
@@ -51,16 +60,22 @@ PACKAGES = (
     "systemd-sysv", "udev", "dbus", "openssh-server", "python3", "python3-pyroute2", "iproute2",
     "kmod", "rdma-core", "ibverbs-providers", "ibverbs-utils", "perftest", "iputils-ping", "procps",
 )
+# What a suite adds: its own kernel (and, through it, initramfs-tools and the initrd).
+SUITE_PACKAGES = {"trixie": ("linux-image-amd64",)}
+# What builds netdevsim for a suite's own kernel (netdevsim_in_rootfs), beside the headers of that kernel (with the
+# gcc and kbuild it was built with): its source and make. Removed again before the image is made.
+NETDEVSIM_BUILD_PACKAGES = ("linux-source", "make")
 
 
-def apt_mirror():
-    """The Debian archive this machine's apt already uses for SUITE (REBOOTLAB_MIRROR wins): the image comes from the
-    same place as the host's packages."""
+def apt_mirror(suite):
+    """The Debian archive this machine's apt already uses for ``suite``, else for HOST_SUITE (a bookworm host lists no
+    trixie, and Debian's archives carry every release; REBOOTLAB_MIRROR wins): the images come from the same place as
+    the host's packages."""
     if os.environ.get("REBOOTLAB_MIRROR"):
         return os.environ["REBOOTLAB_MIRROR"]
-    entries = debian_archive.apt_sources(SUITE)
+    entries = debian_archive.apt_sources(suite) or debian_archive.apt_sources(HOST_SUITE)
     if not entries:
-        die("no apt source for Debian %s on this machine; set REBOOTLAB_MIRROR to a Debian archive URL" % SUITE)
+        die("no apt source for Debian %s or %s on this machine; set REBOOTLAB_MIRROR to a Debian archive URL" % (suite, HOST_SUITE))
     return entries[0]
 
 
@@ -83,15 +98,29 @@ def need_root():
             "run it as root once, later runs use the cache in %s" % CACHE_DIR)
 
 
-def rootfs_key():
-    """The root filesystem depends on the suite, the package list and the tool that made it only."""
-    return debian_archive.digest(["mmdebstrap", SUITE] + sorted(PACKAGES))
+def suite_packages(suite):
+    return tuple(sorted(PACKAGES + SUITE_PACKAGES.get(suite, ())))
 
 
-def image_key(release, ko):
+def own_kernel(suite):
+    """Whether ``suite``'s nodes boot the kernel of their own root filesystem rather than the lab's."""
+    return suite != HOST_SUITE
+
+
+def rootfs_key(suite):
+    """The root filesystem depends on the suite, the package list and the tool that made it only (and, with its own
+    kernel, on how netdevsim is built in it)."""
+    parts = ["mmdebstrap", suite] + list(suite_packages(suite))
+    if own_kernel(suite):
+        parts += list(NETDEVSIM_BUILD_PACKAGES) + [inspect.getsource(netdevsim_in_rootfs), inspect.getsource(labctl.netdevsim_build_argv)]
+    return debian_archive.digest(parts)
+
+
+def image_key(suite, release, ko):
     """The base image also depends on the kernel, netdevsim, the guest files and this builder."""
-    parts = [rootfs_key(), release]
-    for path in [ko, KEY + ".pub", os.path.abspath(__file__), PYSITE] + sorted(os.path.join(GUEST_FILES, f) for f in os.listdir(GUEST_FILES)):
+    parts = [rootfs_key(suite), release]
+    paths = ([ko] if ko else []) + [KEY + ".pub", os.path.abspath(__file__), PYSITE]
+    for path in paths + sorted(os.path.join(GUEST_FILES, f) for f in os.listdir(GUEST_FILES)):
         with open(path, "rb") as f:
             parts += [os.path.basename(path), f.read()]
     return debian_archive.digest(parts)
@@ -105,9 +134,9 @@ def remove_others(prefix, keep):
             run(["rm", "-rf", path])
 
 
-def build_rootfs():
-    key = rootfs_key()
-    done = os.path.join(CACHE_DIR, "rootfs-%s" % key)
+def build_rootfs(suite):
+    key = rootfs_key(suite)
+    done = os.path.join(CACHE_DIR, "rootfs-%s-%s" % (suite, key))
     if os.path.isdir(done):
         log("root filesystem cached: %s" % done)
         return done
@@ -117,20 +146,65 @@ def build_rootfs():
     tmp = done + ".tmp"
     if os.path.exists(tmp):
         run(["rm", "-rf", tmp])
-    mirror = apt_mirror()
-    log("mmdebstrap %s (%s) from %s into %s" % (SUITE, ",".join(PACKAGES), mirror, tmp))
+    mirror = apt_mirror(suite)
+    packages = suite_packages(suite)
+    hooks = []
+    if own_kernel(suite):
+        hooks = ["--customize-hook=%s netdevsim-in-rootfs \"$1\"" % shlex.join([sys.executable, os.path.abspath(__file__)])]
+    log("mmdebstrap %s (%s) from %s into %s" % (suite, ",".join(packages), mirror, tmp))
     started = time.time()
     # mmdebstrap rather than debootstrap: apt resolves and fetches the packages and dpkg installs them in one pass,
     # 18 s against debootstrap's 48 s for the same list here (2026-11-28), inside make test's path on every fresh
     # machine. The merged-usr hook gives bookworm's /usr layout without the usrmerge package (and the perl it pulls
     # in); apt's lists and package cache are left out of the image.
-    run(["mmdebstrap", "--quiet", "--mode=root", "--variant=minbase", "--include=" + ",".join(PACKAGES),
-         "--hook-dir=/usr/share/mmdebstrap/hooks/merged-usr", SUITE, tmp, mirror], stdout=subprocess.DEVNULL)
+    run(["mmdebstrap", "--quiet", "--mode=root", "--variant=minbase", "--include=" + ",".join(packages),
+         "--hook-dir=/usr/share/mmdebstrap/hooks/merged-usr"] + hooks + [suite, tmp, mirror], stdout=subprocess.DEVNULL)
     os.rename(tmp, done)
-    log("root filesystem built in %.0fs: %s" % (time.time() - started, done))
+    log("root filesystem %s built in %.0fs: %s" % (suite, time.time() - started, done))
     # Root filesystems of another package list or tool (a few hundred MB each) are of no further use.
-    remove_others("rootfs-", done)
+    remove_others("rootfs-%s-" % suite, done)
     return done
+
+
+def rootfs_kernel(rootfs):
+    """The release of the one kernel a root filesystem installed (linux-image-amd64)."""
+    releases = os.listdir(os.path.join(rootfs, "usr/lib/modules"))
+    if len(releases) != 1:
+        die("expected one kernel in %s/usr/lib/modules, found %s" % (rootfs, releases or "none"))
+    return releases[0]
+
+
+def _installed(root):
+    out = subprocess.run(["chroot", root, "dpkg-query", "-W", "-f", "${binary:Package}\\n"], check=True, capture_output=True, text=True)
+    return set(out.stdout.split())
+
+
+def netdevsim_in_rootfs(root):
+    """mmdebstrap's customize hook for a suite that boots its own kernel: build netdevsim.ko in the root filesystem
+    as labctl builds the host's (labctl.netdevsim_build_argv), against the headers of the kernel it installed (the
+    host has neither that gcc nor that kbuild), and put it in extra/. Exactly the packages the build installed are
+    purged again (apt's autoremove would keep them: Debian never autoremoves an installed kernel's headers)."""
+    release = rootfs_kernel(root)
+    started = time.time()
+    before = _installed(root)
+    # The chroot's apt still has mmdebstrap's sources and lists here (they are removed after the customize hooks).
+    apt = ["chroot", root, "apt-get", "--yes", "--quiet", "--quiet", "--no-install-recommends"]
+    run(apt + ["install", "linux-headers-%s" % release] + list(NETDEVSIM_BUILD_PACKAGES), stdout=subprocess.DEVNULL)
+    added = sorted(_installed(root) - before)
+    sources = glob.glob(os.path.join(root, "usr/src/linux-source-*.tar.xz"))
+    if len(sources) != 1:
+        die("expected one linux-source tarball in %s/usr/src, found %s" % (root, sources or "none"))
+    work = "/tmp/netdevsim-build"
+    os.makedirs(os.path.join(root, work.lstrip("/")))
+    extract, build = labctl.netdevsim_build_argv("/usr/src/" + os.path.basename(sources[0]), "/usr/src/linux-headers-%s" % release, work)
+    run(["chroot", root] + extract)
+    run(["chroot", root] + build, stdout=subprocess.DEVNULL)
+    extra = os.path.join(root, "usr/lib/modules", release, "extra")
+    os.makedirs(extra, exist_ok=True)
+    shutil.copy(os.path.join(root, work.lstrip("/"), "netdevsim", "netdevsim.ko"), extra)
+    run(["rm", "-rf", os.path.join(root, work.lstrip("/"))])
+    run(apt + ["purge"] + added, stdout=subprocess.DEVNULL)
+    log("netdevsim for %s built in the root filesystem in %.0fs (%d build packages installed and purged)" % (release, time.time() - started, len(added)))
 
 
 def _write(root, rel, text, mode=0o644):
@@ -142,13 +216,17 @@ def _write(root, rel, text, mode=0o644):
 
 
 def customize(root, release, ko):
-    """The lab's node image: kernel modules with netdevsim, SSH key login, lab-hardware.service."""
+    """The lab's node image: kernel modules with netdevsim, SSH key login, lab-hardware.service. ``ko``: the lab's
+    netdevsim for the host's kernel, whose modules are copied in; None for a root filesystem with its own kernel
+    and netdevsim."""
     mods = "/lib/modules/%s" % release
-    os.makedirs(os.path.join(root, "lib/modules"), exist_ok=True)
-    run(["cp", "-a", mods, os.path.join(root, mods.lstrip("/"))])
-    os.makedirs(os.path.join(root, mods.lstrip("/"), "extra"), exist_ok=True)
-    shutil.copy(ko, os.path.join(root, mods.lstrip("/"), "extra", "netdevsim.ko"))
-    run(["depmod", "-b", root, release])
+    if ko:
+        os.makedirs(os.path.join(root, "lib/modules"), exist_ok=True)
+        run(["cp", "-a", mods, os.path.join(root, mods.lstrip("/"))])
+        os.makedirs(os.path.join(root, mods.lstrip("/"), "extra"), exist_ok=True)
+        shutil.copy(ko, os.path.join(root, mods.lstrip("/"), "extra", "netdevsim.ko"))
+    # The image's own depmod: it knows where its kmod looks for modules (trixie's is newer than the host's).
+    run(["chroot", root, "depmod", release])
     _write(root, "/etc/fstab", "/dev/vda / ext4 rw,errors=remount-ro 0 1\n")
     _write(root, "/etc/hostname", "node\n")
     _write(root, "/etc/hosts", "127.0.0.1 localhost\n")
@@ -179,22 +257,35 @@ def customize(root, release, ko):
     os.makedirs(os.path.join(root, "var/log/journal"), exist_ok=True)
 
 
-def build_image():
-    labctl.cmd_build(None)
-    release = labctl.kernel_release()
-    ko = labctl.netdevsim_ko(release)
-    for path in ("/boot/vmlinuz-%s" % release, "/boot/initrd.img-%s" % release):
-        if not os.path.exists(path):
-            die("%s missing; run 'make deps' (linux-image-amd64)" % path)
+def build_images():
+    """Every suite's base image, once: {suite: {"image", "kernel", "initrd", "release"}}."""
     os.makedirs(CACHE_DIR, exist_ok=True)
     if not os.path.exists(KEY):
         subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "gpufabric-rebootlab", "-f", KEY], check=True)
-    rootfs = build_rootfs()
-    key = image_key(release, ko)
-    image = os.path.join(CACHE_DIR, "base-%s.qcow2" % key)
+    return {suite: build_image(suite) for suite in sorted(set(NODE_SUITES.values()))}
+
+
+def build_image(suite):
+    rootfs = build_rootfs(suite)
+    if not own_kernel(suite):
+        labctl.cmd_build(None)
+        release = labctl.kernel_release()
+        ko = labctl.netdevsim_ko(release)
+        boot = "/boot"
+        for path in ("/boot/vmlinuz-%s" % release, "/boot/initrd.img-%s" % release):
+            if not os.path.exists(path):
+                die("%s missing; run 'make deps' (linux-image-amd64)" % path)
+    else:
+        release = rootfs_kernel(rootfs)
+        ko = None  # built into the root filesystem (netdevsim_in_rootfs)
+        boot = os.path.join(rootfs, "boot")
+    found = {"release": release, "kernel": os.path.join(boot, "vmlinuz-%s" % release),
+             "initrd": os.path.join(boot, "initrd.img-%s" % release)}
+    key = image_key(suite, release, ko)
+    image = found["image"] = os.path.join(CACHE_DIR, "base-%s-%s.qcow2" % (suite, key))
     if os.path.exists(image):
-        log("base image cached: %s" % image)
-        return image, release
+        log("base image %s cached: %s" % (suite, image))
+        return found
     need_root()
     started = time.time()
     work = os.path.join(CACHE_DIR, "image-%s.tmp" % key)
@@ -210,15 +301,15 @@ def build_image():
     subprocess.run(["qemu-img", "convert", "-O", "qcow2", raw, image + ".tmp"], check=True)
     os.rename(image + ".tmp", image)
     run(["rm", "-rf", work])
-    # Older base images of this cache are of no further use.
-    remove_others("base-", image)
-    log("base image built in %.0fs: %s" % (time.time() - started, image))
-    return image, release
+    # Older base images of this suite are of no further use.
+    remove_others("base-%s-" % suite, image)
+    log("base image %s built in %.0fs: %s" % (suite, time.time() - started, image))
+    return found
 
 
-def start_vm(node, release, base):
+def start_vm(node, boot):
     disk = os.path.join(STATE_DIR, "node%d.qcow2" % node)
-    subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", "qcow2", "-b", base, disk], check=True)
+    subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", "qcow2", "-b", boot["image"], disk], check=True)
     append = " ".join([
         "root=/dev/vda", "rw", "init=/lib/systemd/systemd", "console=ttyS0",
         "systemd.hostname=node%d" % node, "gpufabric.lab_node=%d" % node,
@@ -230,7 +321,7 @@ def start_vm(node, release, base):
         # the plain x86-64 model than on "max" (lab/labctl.py's start_vm says why).
         "-accel", "tcg", "-cpu", "qemu64", "-smp", "1", "-m", os.environ.get("REBOOTLAB_MEMORY", "1G"),
         "-nodefaults", "-no-user-config", "-display", "none", "-serial", "stdio", "-monitor", "none",
-        "-kernel", "/boot/vmlinuz-%s" % release, "-initrd", "/boot/initrd.img-%s" % release, "-append", append,
+        "-kernel", boot["kernel"], "-initrd", boot["initrd"], "-append", append,
         "-drive", "file=%s,if=virtio,format=qcow2,cache=unsafe" % disk,
         "-device", "virtio-rng-pci",
         "-netdev", "user,id=mgmt,restrict=on,hostfwd=tcp:127.0.0.1:%d-:22" % labctl.ssh_port(node),
@@ -246,14 +337,14 @@ def start_vm(node, release, base):
 
 
 def cmd_build(_args):
-    build_image()
+    build_images()
 
 
 def cmd_up(args):
     pids = labctl.read_pids()
     if any(labctl.pid_alive(p) for p in pids.values()):
         die("the reboot lab is already up (%s); run 'lab/rebootlab.py down' first" % STATE_DIR)
-    base, release = build_image()
+    images = build_images()
     os.makedirs(STATE_DIR, exist_ok=True)
     busy = [p for p in (labctl.ssh_port(n) for n in labctl.NODES) if not labctl.port_free(p)]
     busy += [p for p in [labctl.hub_port()] + [labctl.nic_port(n, i) for n in labctl.NODES for i in (0, 1)]
@@ -272,9 +363,10 @@ def cmd_up(args):
     )
     pids = {"hub": hub.pid}
     for node in labctl.NODES:
-        pids["node%d" % node] = start_vm(node, release, base)
+        pids["node%d" % node] = start_vm(node, images[NODE_SUITES[node]])
         labctl.write_pids(pids)
-    log("booting node1 and node2 with systemd (kernel %s, TCG); a few minutes" % release)
+    log("booting with systemd (TCG; a few minutes): %s" % ", ".join(
+        "node%d Debian %s, kernel %s" % (n, NODE_SUITES[n], images[NODE_SUITES[n]]["release"]) for n in labctl.NODES))
     try:
         labctl.wait_for_ssh(labctl.NODES, started + BOOT_TIMEOUT)
     except labctl.LabError:
@@ -288,7 +380,8 @@ def cmd_up(args):
         raise
     elapsed = time.time() - started
     with open(os.path.join(STATE_DIR, "boot.json"), "w") as f:
-        json.dump({"first_boot_seconds": round(elapsed)}, f)
+        json.dump({"first_boot_seconds": round(elapsed),
+                   "nodes": {"node%d" % n: {"suite": NODE_SUITES[n], "kernel": images[NODE_SUITES[n]]["release"]} for n in labctl.NODES}}, f)
     log("reboot lab up in %.0fs; ssh: lab/rebootlab.py ssh node1" % elapsed)
 
 
@@ -314,8 +407,11 @@ def main():
     p = sub.add_parser("ssh", help="ssh into a node")
     p.add_argument("node", choices=["node1", "node2", "1", "2"])
     p.add_argument("command", nargs=argparse.REMAINDER)
+    p = sub.add_parser("netdevsim-in-rootfs", help="(mmdebstrap's customize hook) build netdevsim in a root filesystem")
+    p.add_argument("root")
     args = parser.parse_args()
-    commands = {"build": cmd_build, "up": cmd_up, "down": cmd_down, "status": labctl.cmd_status, "ssh": labctl.cmd_ssh}
+    commands = {"build": cmd_build, "up": cmd_up, "down": cmd_down, "status": labctl.cmd_status, "ssh": labctl.cmd_ssh,
+                "netdevsim-in-rootfs": lambda a: netdevsim_in_rootfs(a.root)}
     try:
         commands[args.cmd](args)
     except labctl.LabError as exc:
