@@ -134,16 +134,11 @@ test: deps link
 	}
 	# Its own process group (set -m), so that stop_lab reaches molecule, ansible and the VMs' launcher.
 	set -m
-	# The reboot lab's images (two mmdebstrap'd releases, netdevsim built for Debian 13's kernel) are mostly downloads
-	# and dpkg work: built from the start, beside CPU-bound stages, under the lock its stage waits for.
-	( flock $(STAGE_LOGS)/rebootlab.lock $(BIN)/python lab/rebootlab.py build ) > $(STAGE_LOGS)/rebootlab-build.log 2>&1 &
-	prebuild=$$!
 	( for s in $(BACKGROUND_STAGES); do stage "$$s" background || exit $$?; done; floating background ) > $(STAGE_LOGS)/stage-labs.out 2>&1 &
 	lab=$$!
 	set +m
 	# A failed foreground stage ends the run: stop the background lane (its VMs too) instead of waiting for it.
 	stop_lab() {
-	  kill -TERM -- "-$$prebuild" 2>/dev/null || true
 	  kill -TERM -- "-$$lab" 2>/dev/null || true
 	  wait "$$lab" 2>/dev/null || true
 	  $(BIN)/python lab/labctl.py down > /dev/null 2>&1 || true
@@ -282,16 +277,13 @@ molecule-lab-loaded: link
 	exit $$rc
 
 # The reboot proof: both lab nodes booted with systemd as init (lab/rebootlab.py: node1 on an mmdebstrap'd
-# Debian 13 image with its own kernel, node2 on Debian 12 with the lab's, cached in lab/build/rebootlab; the first
-# run on a machine downloads and builds them),
+# Debian 13 image with its own kernel and an igb PF, node2 on Debian 12 with the lab's kernel and netdevsim, cached in
+# lab/build/rebootlab; the first run on a machine downloads and builds them),
 # the host phases rolled out with persist: true, both nodes rebooted, everything read back.
 .PHONY: molecule-lab-reboot
 molecule-lab-reboot: link
 	@echo "== molecule test -s lab_reboot (systemd boot, persist: true, reboot, read back)"
 	start=$$(date +%s)
-	# make test builds the images from its start (rebootlab-build.log); wait for that build, not beside it.
-	mkdir -p $(STAGE_LOGS)
-	flock $(STAGE_LOGS)/rebootlab.lock true
 	( $(call molecule_test,lab_reboot) )
 	echo "molecule lab_reboot: passed in $$(( $$(date +%s) - start ))s"
 

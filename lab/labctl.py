@@ -29,7 +29,6 @@ Every packet stays on 127.0.0.1 or inside the VMs.
 
 import argparse
 import contextlib
-import fcntl
 import glob
 import json
 import os
@@ -107,27 +106,8 @@ def netdevsim_ko(release):
     return os.path.join(BUILD_DIR, release, "netdevsim", "netdevsim.ko")
 
 
-def netdevsim_build_argv(source_tar, headers, workdir):
-    """The two commands that build netdevsim.ko out of tree into ``workdir``/netdevsim: extract drivers/net/netdevsim
-    from a Debian linux-source tarball, make it against the kernel's headers. lab/rebootlab.py runs them in a chroot
-    for a kernel other than the host's."""
-    top = os.path.basename(source_tar)[: -len(".tar.xz")]
-    return (
-        ["tar", "-xJf", source_tar, "-C", workdir, "--strip-components=3", "%s/drivers/net/netdevsim" % top],
-        ["make", "-s", "-C", headers, "M=%s" % os.path.join(workdir, "netdevsim"), "CONFIG_NETDEVSIM=m", "modules"],
-    )
-
-
 def cmd_build(_args):
-    """Build netdevsim out of tree: Debian ships no netdevsim.ko, but its source builds in seconds. One build at a
-    time: make test builds the reboot lab's images (which take this module) beside molecule lab's start."""
-    os.makedirs(BUILD_DIR, exist_ok=True)
-    with open(os.path.join(BUILD_DIR, "netdevsim.lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        _build_netdevsim()
-
-
-def _build_netdevsim():
+    """Build netdevsim out of tree: Debian ships no netdevsim.ko, but its source builds in seconds."""
     release = kernel_release()
     ko = netdevsim_ko(release)
     if os.path.exists(ko):
@@ -138,11 +118,18 @@ def _build_netdevsim():
         die("no /usr/src/linux-source-*.tar.xz; run 'make deps' (installs linux-source-6.1)")
     workdir = os.path.join(BUILD_DIR, release)
     os.makedirs(workdir, exist_ok=True)
-    extract, build = netdevsim_build_argv(sources[-1], "/usr/src/linux-headers-%s" % release, workdir)
+    top = os.path.basename(sources[-1])[: -len(".tar.xz")]
     log("extracting drivers/net/netdevsim from %s" % sources[-1])
-    subprocess.run(extract, check=True)
+    subprocess.run(
+        ["tar", "-xJf", sources[-1], "-C", workdir, "--strip-components=3", "%s/drivers/net/netdevsim" % top],
+        check=True,
+    )
     log("building netdevsim.ko against /usr/src/linux-headers-%s" % release)
-    subprocess.run(build, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        ["make", "-s", "-C", "/usr/src/linux-headers-%s" % release, "M=%s" % os.path.dirname(ko), "CONFIG_NETDEVSIM=m", "modules"],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     if not os.path.exists(ko):
         die("build finished but %s is missing" % ko)
     log("built %s" % ko)

@@ -9,10 +9,11 @@ there. This lab boots small Debian root filesystems made with mmdebstrap, init=/
 node2 Debian 12 (bookworm) with the lab's Debian kernel (the host's /boot vmlinuz and initrd, 6.1), node1
 Debian 13 (trixie) with its own kernel (its linux-image-amd64, 6.12) and Python 3.13, so one rollout runs the
 host modules on two kernels and two Pythons. Both are wired like labctl's nodes (restricted slirp with SSH
-forwarded, fab0 and podvf0 on lab/hub.py). The lab "hardware" (NIC names, netdevsim PF, rxe0, the pod netns)
-comes back at every boot from lab-hardware.service (lab/guest/systemd), ordered before the collection's units.
-Neither Debian kernel ships netdevsim: it is built out of tree as lab/labctl.py builds it, for trixie's kernel
-inside trixie's root filesystem while mmdebstrap makes it, with that kernel's headers, which are removed after.
+forwarded, fab0 and podvf0 on lab/hub.py). Their SR-IOV PFs differ as their kernels do: node2's is netdevsim
+(labctl's out-of-tree build for the lab's kernel), node1's QEMU's igb (Intel 82576) behind a PCIe root port,
+whose driver every Debian kernel ships: real PCI VFs, and no module to build for trixie's kernel. The lab
+"hardware" (NIC names, the PF, rxe0, the pod netns) comes back at every boot from lab-hardware.service
+(lab/guest/systemd), ordered before the collection's units.
 
     build   mmdebstrap the root filesystems and make a base image per release (cached in lab/build/rebootlab)
     up      build if needed, a qcow2 overlay per node over its base image, boot both, wait for SSH
@@ -24,11 +25,8 @@ beside the regular lab. A guest reboot is a QEMU reset: the same process boots a
 """
 
 import argparse
-import glob
-import inspect
 import json
 import os
-import shlex
 import shutil
 import socket
 import subprocess
@@ -44,9 +42,10 @@ STATE_DIR = os.environ.get("REBOOTLAB_STATE_DIR", os.path.join(LAB_DIR, "state-r
 CACHE_DIR = os.path.join(labctl.BUILD_DIR, "rebootlab")
 PORT_BASE = int(os.environ.get("REBOOTLAB_PORT_BASE", "22400"))
 BOOT_TIMEOUT = int(os.environ.get("REBOOTLAB_BOOT_TIMEOUT", "600"))
-# The Debian release each node boots. HOST_SUITE's nodes boot the lab's kernel (labctl.kernel_release()); the
-# others boot the kernel of their own root filesystem (linux-image-amd64 in SUITE_PACKAGES).
-NODE_SUITES = {1: "trixie", 2: "bookworm"}
+# What each node boots: its Debian release and its SR-IOV PF. HOST_SUITE's nodes boot the lab's kernel
+# (labctl.kernel_release()) and take labctl's netdevsim; the others boot the kernel of their own root filesystem
+# (linux-image-amd64 in SUITE_PACKAGES), which has igb but no netdevsim.
+NODES = {1: {"suite": "trixie", "pf": "igb"}, 2: {"suite": "bookworm", "pf": "netdevsim"}}
 HOST_SUITE = "bookworm"
 GUEST_FILES = os.path.join(LAB_DIR, "guest", "systemd")
 # The module runs' bytecode cache, as in labctl's guests (guest/pysite/sitecustomize.py says why).
@@ -62,10 +61,6 @@ PACKAGES = (
 )
 # What a suite adds: its own kernel (and, through it, initramfs-tools and the initrd).
 SUITE_PACKAGES = {"trixie": ("linux-image-amd64",)}
-# What builds netdevsim for a suite's own kernel (netdevsim_in_rootfs), beside the headers of that kernel (with the
-# gcc and kbuild it was built with): its source and make. Removed again before the image is made.
-NETDEVSIM_BUILD_PACKAGES = ("linux-source", "make")
-
 
 def apt_mirror(suite):
     """The Debian archive this machine's apt already uses for ``suite``, else for HOST_SUITE (a bookworm host lists no
@@ -108,12 +103,8 @@ def own_kernel(suite):
 
 
 def rootfs_key(suite):
-    """The root filesystem depends on the suite, the package list and the tool that made it only (and, with its own
-    kernel, on how netdevsim is built in it)."""
-    parts = ["mmdebstrap", suite] + list(suite_packages(suite))
-    if own_kernel(suite):
-        parts += list(NETDEVSIM_BUILD_PACKAGES) + [inspect.getsource(netdevsim_in_rootfs), inspect.getsource(labctl.netdevsim_build_argv)]
-    return debian_archive.digest(parts)
+    """The root filesystem depends on the suite, the package list and the tool that made it only."""
+    return debian_archive.digest(["mmdebstrap", suite] + list(suite_packages(suite)))
 
 
 def image_key(suite, release, ko):
@@ -148,9 +139,6 @@ def build_rootfs(suite):
         run(["rm", "-rf", tmp])
     mirror = apt_mirror(suite)
     packages = suite_packages(suite)
-    hooks = []
-    if own_kernel(suite):
-        hooks = ["--customize-hook=%s netdevsim-in-rootfs \"$1\"" % shlex.join([sys.executable, os.path.abspath(__file__)])]
     log("mmdebstrap %s (%s) from %s into %s" % (suite, ",".join(packages), mirror, tmp))
     started = time.time()
     # mmdebstrap rather than debootstrap: apt resolves and fetches the packages and dpkg installs them in one pass,
@@ -158,7 +146,7 @@ def build_rootfs(suite):
     # machine. The merged-usr hook gives bookworm's /usr layout without the usrmerge package (and the perl it pulls
     # in); apt's lists and package cache are left out of the image.
     run(["mmdebstrap", "--quiet", "--mode=root", "--variant=minbase", "--include=" + ",".join(packages),
-         "--hook-dir=/usr/share/mmdebstrap/hooks/merged-usr"] + hooks + [suite, tmp, mirror], stdout=subprocess.DEVNULL)
+         "--hook-dir=/usr/share/mmdebstrap/hooks/merged-usr", suite, tmp, mirror], stdout=subprocess.DEVNULL)
     os.rename(tmp, done)
     log("root filesystem %s built in %.0fs: %s" % (suite, time.time() - started, done))
     # Root filesystems of another package list or tool (a few hundred MB each) are of no further use.
@@ -174,39 +162,6 @@ def rootfs_kernel(rootfs):
     return releases[0]
 
 
-def _installed(root):
-    out = subprocess.run(["chroot", root, "dpkg-query", "-W", "-f", "${binary:Package}\\n"], check=True, capture_output=True, text=True)
-    return set(out.stdout.split())
-
-
-def netdevsim_in_rootfs(root):
-    """mmdebstrap's customize hook for a suite that boots its own kernel: build netdevsim.ko in the root filesystem
-    as labctl builds the host's (labctl.netdevsim_build_argv), against the headers of the kernel it installed (the
-    host has neither that gcc nor that kbuild), and put it in extra/. Exactly the packages the build installed are
-    purged again (apt's autoremove would keep them: Debian never autoremoves an installed kernel's headers)."""
-    release = rootfs_kernel(root)
-    started = time.time()
-    before = _installed(root)
-    # The chroot's apt still has mmdebstrap's sources and lists here (they are removed after the customize hooks).
-    apt = ["chroot", root, "apt-get", "--yes", "--quiet", "--quiet", "--no-install-recommends"]
-    run(apt + ["install", "linux-headers-%s" % release] + list(NETDEVSIM_BUILD_PACKAGES), stdout=subprocess.DEVNULL)
-    added = sorted(_installed(root) - before)
-    sources = glob.glob(os.path.join(root, "usr/src/linux-source-*.tar.xz"))
-    if len(sources) != 1:
-        die("expected one linux-source tarball in %s/usr/src, found %s" % (root, sources or "none"))
-    work = "/tmp/netdevsim-build"
-    os.makedirs(os.path.join(root, work.lstrip("/")))
-    extract, build = labctl.netdevsim_build_argv("/usr/src/" + os.path.basename(sources[0]), "/usr/src/linux-headers-%s" % release, work)
-    run(["chroot", root] + extract)
-    run(["chroot", root] + build, stdout=subprocess.DEVNULL)
-    extra = os.path.join(root, "usr/lib/modules", release, "extra")
-    os.makedirs(extra, exist_ok=True)
-    shutil.copy(os.path.join(root, work.lstrip("/"), "netdevsim", "netdevsim.ko"), extra)
-    run(["rm", "-rf", os.path.join(root, work.lstrip("/"))])
-    run(apt + ["purge"] + added, stdout=subprocess.DEVNULL)
-    log("netdevsim for %s built in the root filesystem in %.0fs (%d build packages installed and purged)" % (release, time.time() - started, len(added)))
-
-
 def _write(root, rel, text, mode=0o644):
     path = os.path.join(root, rel.lstrip("/"))
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -216,9 +171,8 @@ def _write(root, rel, text, mode=0o644):
 
 
 def customize(root, release, ko):
-    """The lab's node image: kernel modules with netdevsim, SSH key login, lab-hardware.service. ``ko``: the lab's
-    netdevsim for the host's kernel, whose modules are copied in; None for a root filesystem with its own kernel
-    and netdevsim."""
+    """The lab's node image: kernel modules, SSH key login, lab-hardware.service. ``ko``: the lab's netdevsim for the
+    host's kernel, copied in with that kernel's modules; None for a root filesystem with its own kernel."""
     mods = "/lib/modules/%s" % release
     if ko:
         os.makedirs(os.path.join(root, "lib/modules"), exist_ok=True)
@@ -262,7 +216,7 @@ def build_images():
     os.makedirs(CACHE_DIR, exist_ok=True)
     if not os.path.exists(KEY):
         subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "gpufabric-rebootlab", "-f", KEY], check=True)
-    return {suite: build_image(suite) for suite in sorted(set(NODE_SUITES.values()))}
+    return {suite: build_image(suite) for suite in sorted({n["suite"] for n in NODES.values()})}
 
 
 def build_image(suite):
@@ -277,7 +231,7 @@ def build_image(suite):
                 die("%s missing; run 'make deps' (linux-image-amd64)" % path)
     else:
         release = rootfs_kernel(rootfs)
-        ko = None  # built into the root filesystem (netdevsim_in_rootfs)
+        ko = None  # its node's PF is igb (NODES)
         boot = os.path.join(rootfs, "boot")
     found = {"release": release, "kernel": os.path.join(boot, "vmlinuz-%s" % release),
              "initrd": os.path.join(boot, "initrd.img-%s" % release)}
@@ -307,12 +261,18 @@ def build_image(suite):
     return found
 
 
+def hub_nics(node):
+    """The node's NICs on the hub (labctl.nic_port's numbering): the uplink fab0 and the pod's "VF" podvf0, and on an
+    igb node the igb PF (on the hub like labctl's, so that its link is up)."""
+    return (0, 1, 2) if NODES[node]["pf"] == "igb" else (0, 1)
+
+
 def start_vm(node, boot):
     disk = os.path.join(STATE_DIR, "node%d.qcow2" % node)
     subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", "qcow2", "-b", boot["image"], disk], check=True)
     append = " ".join([
         "root=/dev/vda", "rw", "init=/lib/systemd/systemd", "console=ttyS0",
-        "systemd.hostname=node%d" % node, "gpufabric.lab_node=%d" % node,
+        "systemd.hostname=node%d" % node, "gpufabric.lab_node=%d" % node, "gpufabric.lab_pf=%s" % NODES[node]["pf"],
         "systemd.show_status=1", "quiet",
     ])
     cmd = [
@@ -331,6 +291,14 @@ def start_vm(node, boot):
         "-netdev", "socket,id=pod,udp=127.0.0.1:%d,localaddr=127.0.0.1:%d" % (labctl.hub_port(), labctl.nic_port(node, 1)),
         "-device", "virtio-net-pci,netdev=pod,mac=52:54:00:0%d:00:03" % node,
     ]
+    if NODES[node]["pf"] == "igb":
+        # SR-IOV needs PCI Express (q35), and the PF a root port of its own (labctl's start_vm says why).
+        cmd += [
+            "-machine", "q35",
+            "-device", "pcie-root-port,id=rp0,chassis=10,slot=10",
+            "-netdev", "socket,id=sriov,udp=127.0.0.1:%d,localaddr=127.0.0.1:%d" % (labctl.hub_port(), labctl.nic_port(node, 2)),
+            "-device", "igb,netdev=sriov,bus=rp0,mac=52:54:00:0%d:00:04" % node,
+        ]
     with open(os.path.join(STATE_DIR, "node%d.log" % node), "w") as logfile:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=logfile, stderr=subprocess.STDOUT, start_new_session=True, cwd=STATE_DIR)
     return proc.pid
@@ -347,7 +315,7 @@ def cmd_up(args):
     images = build_images()
     os.makedirs(STATE_DIR, exist_ok=True)
     busy = [p for p in (labctl.ssh_port(n) for n in labctl.NODES) if not labctl.port_free(p)]
-    busy += [p for p in [labctl.hub_port()] + [labctl.nic_port(n, i) for n in labctl.NODES for i in (0, 1)]
+    busy += [p for p in [labctl.hub_port()] + [labctl.nic_port(n, i) for n in labctl.NODES for i in hub_nics(n)]
              if not labctl.port_free(p, socket.SOCK_DGRAM)]
     if busy:
         die("loopback port(s) %s already in use; set REBOOTLAB_PORT_BASE to another base (now %d)" % (busy, PORT_BASE))
@@ -356,17 +324,18 @@ def cmd_up(args):
         shutil.copy(KEY + suffix, os.path.join(STATE_DIR, "id_ed25519" + suffix))
     os.chmod(os.path.join(STATE_DIR, "id_ed25519"), 0o600)
     started = time.time()
-    members = [str(labctl.nic_port(n, i)) for n in labctl.NODES for i in (0, 1)]
+    members = [str(labctl.nic_port(n, i)) for n in labctl.NODES for i in hub_nics(n)]
     hub = subprocess.Popen(
         [sys.executable, os.path.join(LAB_DIR, "hub.py"), "--port", str(labctl.hub_port())] + members,
         stdin=subprocess.DEVNULL, start_new_session=True,
     )
     pids = {"hub": hub.pid}
     for node in labctl.NODES:
-        pids["node%d" % node] = start_vm(node, images[NODE_SUITES[node]])
+        pids["node%d" % node] = start_vm(node, images[NODES[node]["suite"]])
         labctl.write_pids(pids)
     log("booting with systemd (TCG; a few minutes): %s" % ", ".join(
-        "node%d Debian %s, kernel %s" % (n, NODE_SUITES[n], images[NODE_SUITES[n]]["release"]) for n in labctl.NODES))
+        "node%d Debian %s, kernel %s, %s PF" % (n, NODES[n]["suite"], images[NODES[n]["suite"]]["release"], NODES[n]["pf"])
+        for n in labctl.NODES))
     try:
         labctl.wait_for_ssh(labctl.NODES, started + BOOT_TIMEOUT)
     except labctl.LabError:
@@ -381,7 +350,7 @@ def cmd_up(args):
     elapsed = time.time() - started
     with open(os.path.join(STATE_DIR, "boot.json"), "w") as f:
         json.dump({"first_boot_seconds": round(elapsed),
-                   "nodes": {"node%d" % n: {"suite": NODE_SUITES[n], "kernel": images[NODE_SUITES[n]]["release"]} for n in labctl.NODES}}, f)
+                   "nodes": {"node%d" % n: dict(NODES[n], kernel=images[NODES[n]["suite"]]["release"]) for n in labctl.NODES}}, f)
     log("reboot lab up in %.0fs; ssh: lab/rebootlab.py ssh node1" % elapsed)
 
 
@@ -407,11 +376,8 @@ def main():
     p = sub.add_parser("ssh", help="ssh into a node")
     p.add_argument("node", choices=["node1", "node2", "1", "2"])
     p.add_argument("command", nargs=argparse.REMAINDER)
-    p = sub.add_parser("netdevsim-in-rootfs", help="(mmdebstrap's customize hook) build netdevsim in a root filesystem")
-    p.add_argument("root")
     args = parser.parse_args()
-    commands = {"build": cmd_build, "up": cmd_up, "down": cmd_down, "status": labctl.cmd_status, "ssh": labctl.cmd_ssh,
-                "netdevsim-in-rootfs": lambda a: netdevsim_in_rootfs(a.root)}
+    commands = {"build": cmd_build, "up": cmd_up, "down": cmd_down, "status": labctl.cmd_status, "ssh": labctl.cmd_ssh}
     try:
         commands[args.cmd](args)
     except labctl.LabError as exc:
