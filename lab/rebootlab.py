@@ -62,6 +62,7 @@ PACKAGES = (
 # What a suite adds: its own kernel (and, through it, initramfs-tools and the initrd).
 SUITE_PACKAGES = {"trixie": ("linux-image-amd64",)}
 
+
 def apt_mirror(suite):
     """The Debian archive this machine's apt already uses for ``suite``, else for HOST_SUITE (a bookworm host lists no
     trixie, and Debian's archives carry every release; REBOOTLAB_MIRROR wins): the images come from the same place as
