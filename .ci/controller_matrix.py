@@ -182,9 +182,12 @@ def rootfs_key():
     return debian_archive.digest(["mmdebstrap", SUITE] + sorted(PACKAGES) + [inspect.getsource(build_rootfs)])
 
 
+def rootfs_path():
+    return os.path.join(CACHE, "rootfs-%s" % rootfs_key())
+
+
 def build_rootfs():
-    key = rootfs_key()
-    done = os.path.join(CACHE, "rootfs-%s" % key)
+    done = rootfs_path()
     if os.path.isdir(done):
         log("root filesystem cached: %s" % done)
         return done
@@ -280,6 +283,14 @@ def in_cell(root, cell, argv, env, *, binds=(), rw_binds=(), cwd="/"):
     return in_root(root, argv, env, binds=binds, rw_binds=rw_binds, cwd=cwd)
 
 
+def venv_cached(root, cell):
+    stamp = os.path.join(on_host(root, cell), ".gpufabric-stamp")
+    if not os.path.isfile(stamp):
+        return False
+    with open(stamp) as f:
+        return f.read().strip() == venv_key(root, cell)
+
+
 def build_venv(root, cell):
     """The cell's venv inside ``root`` (Debian's python3) or on this machine (host_python), its requirements file, and
     COLLECTIONS as the .venv has them."""
@@ -287,11 +298,9 @@ def build_venv(root, cell):
     venv = venv_dir(cell)
     host_venv = on_host(root, cell)
     stamp = os.path.join(host_venv, ".gpufabric-stamp")
-    if os.path.isfile(stamp):
-        with open(stamp) as f:
-            if f.read().strip() == key:
-                log("venv of ansible-core %s cached: %s" % (cell, venv))
-                return
+    if venv_cached(root, cell):
+        log("venv of ansible-core %s cached: %s" % (cell, venv))
+        return
     started = time.time()
     if os.path.exists(host_venv):
         run(["rm", "-rf", "--one-file-system", host_venv])
@@ -321,10 +330,22 @@ def build_venv(root, cell):
     log("venv of ansible-core %s made in %.0fs" % (cell, time.time() - started))
 
 
+def needs_rootfs(selected):
+    return any(not host_python(c) for c in selected)
+
+
+def cached(selected):
+    """Whether the root filesystem and every selected cell's venv are built for their current inputs."""
+    root = rootfs_path() if needs_rootfs(selected) else None
+    if root and not os.path.isdir(root):
+        return False
+    return all(venv_cached(root, cell) for cell in selected)
+
+
 def build(selected):
     if os.geteuid() != 0:
         die("the controller matrix needs root (mmdebstrap, chroot, mount namespaces)")
-    root = build_rootfs() if any(not host_python(c) for c in selected) else None
+    root = build_rootfs() if needs_rootfs(selected) else None
     for cell in selected:
         build_venv(root, cell)
     return root
@@ -436,10 +457,15 @@ def main(argv=None):
         die("no cell %s (.ci/controllers/ansible-core-<cell>.txt): %s" % (", ".join(unknown), ", ".join(known)))
     os.makedirs(CACHE, exist_ok=True)
     with open(os.path.join(CACHE, "lock"), "w") as lock:
-        # One build or run at a time per checkout: a second waits.
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        # A build is exclusive; runs on a built cache share it (make test's matrix and matrix-sanity stages run side by
+        # side), and a build that is needed waits for them.
         started = time.time()
+        fcntl.flock(lock, fcntl.LOCK_SH)
+        if not cached(selected):
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            fcntl.flock(lock, fcntl.LOCK_EX)
         root = build(selected)
+        fcntl.flock(lock, fcntl.LOCK_SH)
         log("controllers ready in %.0fs" % (time.time() - started))
         if args.action == "build":
             return 0

@@ -56,8 +56,12 @@ def test_missing_kernel_modules_are_named_and_a_complete_node_passes(tmp_path):
     shutil.rmtree(tmp_path / "lib")
     (tmp_path / "lib" / "modules" / RELEASE).mkdir(parents=True)
     (tmp_path / "lib" / "modules" / RELEASE / "modules.dep").write_text("kernel/net/8021q/8021q.ko.xz:\nkernel/drivers/infiniband/hw/mlx5/mlx5_ib.ko.xz:\n")
+    # A PF with no VFs yet, as before host_network's first run: its report says 0, not "?".
+    (tmp_path / "sys/devices/pci0000:97/0000:97:02.0/0000:9d:00.0/sriov_numvfs").write_text("0\n")
     rc, out = preflight(tmp_path, sys.executable)
     perftest_there = shutil.which("ib_write_bw") is not None
     assert (rc == 0) == perftest_there, out[-3000:]
     if not perftest_there:
         assert "localhost: perftest is not installed (no ib_write_bw on the PATH)" in out
+    else:
+        assert "SR-IOV PF enp157s0np0 (0 VFs now)" in out, out[-3000:]

@@ -22,7 +22,10 @@ import sys
 import zipimport
 
 # Built into the interpreter; hashlib would load OpenSSL's library at every module run for one digest.
-from _sha256 import sha256
+try:
+    from _sha2 import sha256  # Python 3.12 and later
+except ImportError:
+    from _sha256 import sha256
 
 _CACHE = "/run/lab-pycache"
 _compile = zipimport._compile_source
