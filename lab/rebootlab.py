@@ -143,8 +143,9 @@ def build_rootfs(suite):
     log("mmdebstrap %s (%s) from %s into %s" % (suite, ",".join(packages), mirror, tmp))
     started = time.time()
     # mmdebstrap rather than debootstrap: apt resolves and fetches the packages and dpkg installs them in one pass,
-    # faster on make test's path on every fresh machine (docs/development.md, Timings). The merged-usr hook gives bookworm's /usr layout without the usrmerge package (and the perl it pulls
-    # in); apt's lists and package cache are left out of the image.
+    # faster on make test's path on every fresh machine (docs/development.md, Timings). The merged-usr hook gives
+    # bookworm's /usr layout without the usrmerge package (and the perl it pulls in); apt's lists and package cache are
+    # left out of the image.
     run(["mmdebstrap", "--quiet", "--mode=root", "--variant=minbase", "--include=" + ",".join(packages),
          "--hook-dir=/usr/share/mmdebstrap/hooks/merged-usr", suite, tmp, mirror], stdout=subprocess.DEVNULL)
     os.rename(tmp, done)
