@@ -283,8 +283,13 @@ def in_cell(root, cell, argv, env, *, binds=(), rw_binds=(), cwd="/"):
     return in_root(root, argv, env, binds=binds, rw_binds=rw_binds, cwd=cwd)
 
 
+def venv_stamp(root, cell):
+    """The file in the cell's venv that holds the venv_key it was made for."""
+    return os.path.join(on_host(root, cell), ".gpufabric-stamp")
+
+
 def venv_cached(root, cell):
-    stamp = os.path.join(on_host(root, cell), ".gpufabric-stamp")
+    stamp = venv_stamp(root, cell)
     if not os.path.isfile(stamp):
         return False
     with open(stamp) as f:
@@ -294,10 +299,8 @@ def venv_cached(root, cell):
 def build_venv(root, cell):
     """The cell's venv inside ``root`` (Debian's python3) or on this machine (host_python), its requirements file, and
     COLLECTIONS as the .venv has them."""
-    key = venv_key(root, cell)
     venv = venv_dir(cell)
     host_venv = on_host(root, cell)
-    stamp = os.path.join(host_venv, ".gpufabric-stamp")
     if venv_cached(root, cell):
         log("venv of ansible-core %s cached: %s" % (cell, venv))
         return
@@ -325,8 +328,8 @@ def build_venv(root, cell):
         dest = os.path.join(site[0], "ansible_collections", *name.split("."))
         os.makedirs(os.path.dirname(dest), exist_ok=True)
         shutil.copytree(collection_dir(name), dest, ignore=shutil.ignore_patterns("__pycache__"))
-    with open(stamp, "w") as f:
-        f.write(key + "\n")
+    with open(venv_stamp(root, cell), "w") as f:
+        f.write(venv_key(root, cell) + "\n")
     log("venv of ansible-core %s made in %.0fs" % (cell, time.time() - started))
 
 
